@@ -1,0 +1,119 @@
+#include "onnx_io/export.h"
+
+#include <fstream>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace autopar::onnx_io {
+
+absl::StatusOr<onnx::ModelProto> ExportModel(const ir::Graph& graph, const Model& source) {
+  const onnx::GraphProto& source_graph = source.proto.graph();
+  onnx::ModelProto out = source.proto;  // copies metadata, functions, opsets
+  onnx::GraphProto* g = out.mutable_graph();
+  g->clear_node();
+  for (const ir::Node& node : graph.nodes()) {
+    if (node.proto_index < 0 || node.proto_index >= source_graph.node_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", node.name, "' has no source NodeProto to copy"));
+    }
+    *g->add_node() = source_graph.node(node.proto_index);
+  }
+  return out;
+}
+
+namespace {
+
+// Appends tensors' bytes to one external-data file and rewrites each
+// TensorProto to point at its range.
+class ExternalDataWriter {
+ public:
+  ExternalDataWriter(std::filesystem::path file) : file_(std::move(file)) {}
+
+  absl::Status Move(const Model& source, onnx::TensorProto& tensor) {
+    absl::StatusOr<std::string> bytes = ReadTensorBytes(source, tensor);
+    if (!bytes.ok()) return bytes.status();
+    if (!stream_.is_open()) {
+      stream_.open(file_, std::ios::binary | std::ios::trunc);
+      if (!stream_) {
+        return absl::PermissionDeniedError(
+            absl::StrCat("cannot write '", file_.string(), "'"));
+      }
+    }
+    // Keep every tensor 64-byte aligned so that runtimes can map it.
+    while (offset_ % 64 != 0) {
+      stream_.put('\0');
+      ++offset_;
+    }
+    stream_.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+    if (!stream_) {
+      return absl::DataLossError(absl::StrCat("cannot write '", file_.string(), "'"));
+    }
+    tensor.clear_raw_data();
+    tensor.clear_float_data();
+    tensor.clear_int32_data();
+    tensor.clear_int64_data();
+    tensor.clear_double_data();
+    tensor.clear_uint64_data();
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&tensor](const char* key, std::string value) {
+      onnx::StringStringEntryProto* e = tensor.add_external_data();
+      e->set_key(key);
+      e->set_value(std::move(value));
+    };
+    add("location", file_.filename().string());
+    add("offset", absl::StrCat(offset_));
+    add("length", absl::StrCat(bytes->size()));
+    offset_ += static_cast<int64_t>(bytes->size());
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() {
+    if (!stream_.is_open()) return absl::OkStatus();
+    stream_.close();
+    if (!stream_) return absl::DataLossError(absl::StrCat("cannot write '", file_.string(), "'"));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::filesystem::path file_;
+  std::ofstream stream_;
+  int64_t offset_ = 0;
+};
+
+// Size of a tensor's data as stored in the proto (0 when external).
+int64_t InlineBytes(const onnx::TensorProto& t) {
+  if (IsExternal(t)) return 0;
+  return static_cast<int64_t>(t.raw_data().size()) + 4LL * t.float_data_size() +
+         4LL * t.int32_data_size() + 8LL * t.int64_data_size() + 8LL * t.double_data_size() +
+         8LL * t.uint64_data_size();
+}
+
+}  // namespace
+
+absl::Status SaveModel(const onnx::ModelProto& proto, const Model& source,
+                       const std::filesystem::path& path, const SaveOptions& options) {
+  onnx::ModelProto out = proto;
+  ExternalDataWriter writer(std::filesystem::path(path.string() + ".data"));
+  for (onnx::TensorProto& t : *out.mutable_graph()->mutable_initializer()) {
+    bool to_external = IsExternal(t) || (t.data_type() != onnx::TensorProto::STRING &&
+                                         InlineBytes(t) >= options.external_threshold_bytes);
+    if (!to_external) continue;
+    if (absl::Status s = writer.Move(source, t); !s.ok()) return s;
+  }
+  if (absl::Status s = writer.Close(); !s.ok()) return s;
+  size_t size = out.ByteSizeLong();
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot write '", path.string(), "': the model would be ", size,
+        " bytes, over protobuf's 2 GiB limit; lower the external-data threshold"));
+  }
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  if (!stream || !out.SerializeToOstream(&stream)) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path.string(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace autopar::onnx_io

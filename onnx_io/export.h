@@ -1,0 +1,39 @@
+// IR → ONNX: turns a graph back into a ModelProto by copying the source
+// NodeProtos verbatim, in the IR's topological order, and writes models to
+// disk with large weights as external data.
+#ifndef AUTOPAR_ONNX_IO_EXPORT_H_
+#define AUTOPAR_ONNX_IO_EXPORT_H_
+
+#include <cstdint>
+#include <filesystem>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "onnx/onnx_pb.h"
+#include "onnx_io/model.h"
+
+namespace autopar::onnx_io {
+
+/// The model with `graph`'s nodes in the graph's (topological) order, copied
+/// from `source`; model metadata, inputs, outputs, value_info and initializers
+/// come from `source` unchanged. External initializers stay external: their
+/// bytes are not read.
+absl::StatusOr<onnx::ModelProto> ExportModel(const ir::Graph& graph, const Model& source);
+
+struct SaveOptions {
+  /// Initializers at least this large are written to `<file>.data` instead of
+  /// into the protobuf.
+  int64_t external_threshold_bytes = 1 << 20;
+};
+
+/// Writes `proto` to `path`. Initializers whose bytes are external in `source`
+/// (or above the threshold) are streamed one at a time into `<path>.data` and
+/// referenced from the written proto, so neither the process nor the protobuf
+/// ever holds all weights. Fails rather than writing a protobuf over 2 GiB.
+absl::Status SaveModel(const onnx::ModelProto& proto, const Model& source,
+                       const std::filesystem::path& path, const SaveOptions& options = {});
+
+}  // namespace autopar::onnx_io
+
+#endif  // AUTOPAR_ONNX_IO_EXPORT_H_

@@ -1,0 +1,173 @@
+#include "onnx_io/shape_inference.h"
+
+#include <exception>
+#include <string>
+#include <unordered_map>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx_io/checker.h"
+#include "onnx_io/import.h"
+
+namespace autopar::onnx_io {
+namespace {
+
+// Tensors up to this size keep their bytes in the inference copy: shape
+// tensors, axes and pads are tiny, weights are not.
+constexpr int64_t kMaxCopiedTensorBytes = 64 * 1024;
+
+// Operators whose output shapes depend on inputs or attributes that changed in
+// opsets newer than ONNX 1.12 knows (18+): an opset-17 schema would infer a
+// wrong shape for them (e.g. ReduceSum-18 takes axes as an input).
+const absl::flat_hash_set<std::string>& ChangedAfterLibrary() {
+  static const auto* ops = new absl::flat_hash_set<std::string>{
+      "ReduceL1",   "ReduceL2",       "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+      "ReduceMean", "ReduceMin",      "ReduceProd",   "ReduceSum",       "ReduceSumSquare",
+      "Split",      "Pad",            "Resize",       "AveragePool",     "MaxPool",
+      "LpPool",     "ScatterElements", "ScatterND",   "DeformConv",      "Col2Im"};
+  return *ops;
+}
+
+void SetShape(const ir::Shape& shape, onnx::TensorShapeProto* proto) {
+  proto->clear_dim();
+  for (const ir::Dim& d : shape.dims()) {
+    onnx::TensorShapeProto::Dimension* dim = proto->add_dim();
+    if (d.known()) {
+      dim->set_dim_value(d.value);
+    } else if (!d.symbol.empty()) {
+      dim->set_dim_param(d.symbol);
+    }
+  }
+}
+
+// A copy of the graph without weights' bytes, value_info, or declared output
+// shapes (so that a wrong declaration cannot make inference throw).
+absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Graph& graph) {
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.proto.ir_version());
+  *copy.mutable_opset_import() = model.proto.opset_import();
+  *copy.mutable_functions() = model.proto.functions();
+  const onnx::GraphProto& source = model.proto.graph();
+  onnx::GraphProto* g = copy.mutable_graph();
+  g->set_name(source.name());
+  *g->mutable_input() = source.input();
+  *g->mutable_output() = source.output();
+  for (onnx::ValueInfoProto& output : *g->mutable_output()) {
+    if (output.type().has_tensor_type()) output.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  for (onnx::ValueInfoProto& input : *g->mutable_input()) {
+    std::optional<ir::ValueId> id = graph.FindValue(input.name());
+    if (!id || !input.type().has_tensor_type()) continue;
+    const ir::Value& v = graph.value(*id);
+    if (v.kind == ir::ValueKind::kGraphInput && v.shape.has_rank()) {
+      SetShape(v.shape, input.mutable_type()->mutable_tensor_type()->mutable_shape());
+    }
+  }
+  for (const onnx::TensorProto& t : source.initializer()) {
+    onnx::TensorProto* c = g->add_initializer();
+    c->set_name(t.name());
+    c->set_data_type(t.data_type());
+    *c->mutable_dims() = t.dims();
+    absl::StatusOr<int64_t> elements = TensorNumElements(t);
+    if (!elements.ok()) return elements.status();
+    int64_t bytes = *elements * ir::DTypeSizeBytes(ir::DTypeFromOnnx(t.data_type()));
+    if (bytes > kMaxCopiedTensorBytes || t.data_type() == onnx::TensorProto::STRING) continue;
+    absl::StatusOr<std::string> data = ReadTensorBytes(model, t);
+    if (!data.ok()) return data.status();
+    c->set_raw_data(*std::move(data));
+  }
+  *g->mutable_sparse_initializer() = source.sparse_initializer();
+
+  const bool too_new = !OnnxLibraryKnowsModel(model.proto);
+  if (too_new) {
+    // Let the library apply its newest schemas, except to operators whose
+    // shape semantics changed since (see ChangedAfterLibrary).
+    copy.set_ir_version(std::min<int64_t>(copy.ir_version(), onnx::Version::IR_VERSION));
+    const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    for (onnx::OperatorSetIdProto& opset : *copy.mutable_opset_import()) {
+      auto it = known.find(opset.domain() == "ai.onnx" ? "" : opset.domain());
+      if (it != known.end() && opset.version() > it->second.second) {
+        opset.set_version(it->second.second);
+      }
+    }
+  }
+  for (const onnx::NodeProto& node : source.node()) {
+    bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (too_new && default_domain && ChangedAfterLibrary().contains(node.op_type())) continue;
+    onnx::NodeProto* n = g->add_node();
+    *n = node;
+    // Drop the bytes of large Constant tensors; their dims and type remain.
+    for (onnx::AttributeProto& attr : *n->mutable_attribute()) {
+      if (attr.type() == onnx::AttributeProto::TENSOR &&
+          static_cast<int64_t>(attr.t().raw_data().size()) > kMaxCopiedTensorBytes) {
+        attr.mutable_t()->clear_raw_data();
+      }
+    }
+  }
+  return copy;
+}
+
+// Fills in what `inferred` knows and `value` does not.
+void Merge(const ir::Value& inferred, ir::Value& value) {
+  if (value.type_kind == ir::TypeKind::kUnknown) value.type_kind = inferred.type_kind;
+  if (value.dtype == ir::DType::kUndefined) value.dtype = inferred.dtype;
+  if (!inferred.shape.has_rank()) return;
+  if (!value.shape.has_rank()) {
+    value.shape = inferred.shape;
+    return;
+  }
+  if (value.shape.rank() != inferred.shape.rank()) return;
+  for (size_t i = 0; i < value.shape.rank(); ++i) {
+    ir::Dim& d = value.shape.mutable_dims()[i];
+    const ir::Dim& from = inferred.shape.dim(i);
+    if (!d.known() && from.known()) d = from;
+    if (!d.known() && d.symbol.empty()) d.symbol = from.symbol;
+  }
+}
+
+void MergeInto(const onnx::ValueInfoProto& info, ir::Graph& graph) {
+  std::optional<ir::ValueId> id = graph.FindValue(info.name());
+  if (!id || graph.value(*id).kind != ir::ValueKind::kNodeOutput) return;
+  ir::Value inferred;
+  ApplyTypeProto(info.type(), inferred);
+  Merge(inferred, graph.mutable_value(*id));
+}
+
+}  // namespace
+
+absl::Status InferShapesWithOnnx(const Model& model, ir::Graph& graph) {
+  absl::StatusOr<onnx::ModelProto> copy = InferenceCopy(model, graph);
+  if (!copy.ok()) return copy.status();
+  std::unordered_map<std::string, onnx::TensorShapeProto> shape_data;
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(*copy, onnx::OpSchemaRegistry::Instance(), options,
+                                       &shape_data);
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    if (size_t newline = message.find('\n'); newline != std::string::npos) message.resize(newline);
+    return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", message));
+  }
+  for (const onnx::ValueInfoProto& info : copy->graph().value_info()) MergeInto(info, graph);
+  for (const onnx::ValueInfoProto& info : copy->graph().output()) MergeInto(info, graph);
+
+  // Data propagation: the contents of shape tensors it could compute.
+  for (const auto& [name, data] : shape_data) {
+    std::optional<ir::ValueId> id = graph.FindValue(name);
+    if (!id || graph.value(*id).int_data) continue;
+    std::vector<int64_t> ints;
+    for (const onnx::TensorShapeProto::Dimension& d : data.dim()) {
+      if (!d.has_dim_value()) break;
+      ints.push_back(d.dim_value());
+    }
+    if (static_cast<int>(ints.size()) == data.dim_size()) {
+      graph.mutable_value(*id).int_data = std::move(ints);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace autopar::onnx_io

@@ -1,0 +1,54 @@
+// onnx-autopar: the command-line entry point. Dispatches subcommands; every
+// flag is parsed in tools/, never in the libraries.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "tools/cli_output.h"
+#include "tools/exit_codes.h"
+#include "tools/info_command.h"
+
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+
+constexpr char kUsage[] = R"(usage: onnx-autopar COMMAND [ARGS...]
+
+Prepares ONNX models for model-parallel execution across several devices.
+
+commands:
+  info MODEL.onnx     what the model contains: nodes, operators, parameters, shapes
+
+Run `onnx-autopar COMMAND --help` for a command's flags and examples.
+Exit codes: 0 ok, 1 usage error, 2 unusable input, 3 infeasible, 4 internal error.
+)";
+
+int Dispatch(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? autopar::tools::kExitUsage : autopar::tools::kExitOk;
+  }
+  if (args[0] == "--version") {
+    std::printf("onnx-autopar %s\n", kVersion);
+    return autopar::tools::kExitOk;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "info") return autopar::tools::RunInfoCommand(rest);
+  return autopar::tools::UsageError("unknown command '" + args[0] + "'", kUsage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // Every expected failure is a Status by now; this is the last line of defence
+  // against a library throwing (bad_alloc on a hostile model, say).
+  try {
+    return Dispatch(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "onnx-autopar: error: internal error: %s\n", e.what());
+    return autopar::tools::kExitInternal;
+  }
+}
