@@ -33,18 +33,15 @@ ValueId GraphBuilder::Initializer(std::string name, DType dtype, std::vector<int
   return id;
 }
 
-ValueId GraphBuilder::Op(std::string_view op_type, std::vector<ValueId> inputs,
-                         TensorType output, std::vector<Attribute> attributes,
-                         std::string name) {
+ValueId GraphBuilder::Op(std::string_view op_type, std::vector<ValueId> inputs, TensorType output,
+                         std::vector<Attribute> attributes, std::string name) {
   return MultiOp(op_type, std::move(inputs), {std::move(output)}, std::move(attributes),
                  std::move(name))[0];
 }
 
-std::vector<ValueId> GraphBuilder::MultiOp(std::string_view op_type,
-                                           std::vector<ValueId> inputs,
+std::vector<ValueId> GraphBuilder::MultiOp(std::string_view op_type, std::vector<ValueId> inputs,
                                            std::vector<TensorType> outputs,
-                                           std::vector<Attribute> attributes,
-                                           std::string name) {
+                                           std::vector<Attribute> attributes, std::string name) {
   Node node;
   node.name = name.empty() ? absl::StrCat(std::string(op_type), "_", next_node_) : std::move(name);
   ++next_node_;

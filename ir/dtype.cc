@@ -96,8 +96,6 @@ std::string_view DTypeName(DType dtype) {
   return "undefined";
 }
 
-bool IsIndexType(DType dtype) {
-  return dtype == DType::kInt64 || dtype == DType::kInt32;
-}
+bool IsIndexType(DType dtype) { return dtype == DType::kInt64 || dtype == DType::kInt32; }
 
 }  // namespace autopar::ir

@@ -32,11 +32,9 @@ float Node::GetFloat(std::string_view attr_name, float default_value) const {
   return a != nullptr && a->type == AttributeType::kFloat ? a->f : default_value;
 }
 
-std::string Node::GetString(std::string_view attr_name,
-                            std::string_view default_value) const {
+std::string Node::GetString(std::string_view attr_name, std::string_view default_value) const {
   const Attribute* a = FindAttribute(attr_name);
-  return std::string(a != nullptr && a->type == AttributeType::kString ? a->s
-                                                                       : default_value);
+  return std::string(a != nullptr && a->type == AttributeType::kString ? a->s : default_value);
 }
 
 std::vector<int64_t> Node::GetInts(std::string_view attr_name) const {
@@ -109,9 +107,9 @@ absl::Status Graph::Finalize() {
     for (ValueId v : nodes_[i].outputs) {
       if (!v.valid()) continue;
       if (producer[v.index()] != NodeId::kInvalid) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "value '", values_[v.index()].name, "' is produced by both node '",
-            nodes_[producer[v.index()]].name, "' and node '", nodes_[i].name, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("value '", values_[v.index()].name, "' is produced by both node '",
+                         nodes_[producer[v.index()]].name, "' and node '", nodes_[i].name, "'"));
       }
       producer[v.index()] = i;
     }
@@ -159,8 +157,7 @@ absl::Status Graph::Finalize() {
       at = next;
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        "the graph has a cycle through node '", nodes_[at].name, "' (", nodes_[at].op_type,
-        ")"));
+        "the graph has a cycle through node '", nodes_[at].name, "' (", nodes_[at].op_type, ")"));
   }
 
   // 3. Permute into topological order and link producers and consumers.

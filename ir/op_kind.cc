@@ -27,9 +27,9 @@ const OpKindTable& Table() {
   static const OpKindTable* table = [] {
     auto* t = new OpKindTable();
     for (size_t i = 1; i < std::size(kOpKindInfo); ++i) {
-      t->emplace(std::make_pair(std::string(kOpKindInfo[i].domain),
-                                std::string(kOpKindInfo[i].op_type)),
-                 static_cast<OpKind>(i));
+      t->emplace(
+          std::make_pair(std::string(kOpKindInfo[i].domain), std::string(kOpKindInfo[i].op_type)),
+          static_cast<OpKind>(i));
     }
     return t;
   }();

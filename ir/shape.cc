@@ -45,17 +45,16 @@ std::optional<int64_t> Shape::NumElements() const {
 
 std::string Shape::ToString() const {
   if (!has_rank_) return "unranked";
-  return absl::StrCat(
-      "[",
-      absl::StrJoin(dims_, ",",
-                    [](std::string* out, const Dim& d) {
-                      if (d.known()) {
-                        absl::StrAppend(out, d.value);
-                      } else {
-                        absl::StrAppend(out, d.symbol.empty() ? "?" : d.symbol);
-                      }
-                    }),
-      "]");
+  return absl::StrCat("[",
+                      absl::StrJoin(dims_, ",",
+                                    [](std::string* out, const Dim& d) {
+                                      if (d.known()) {
+                                        absl::StrAppend(out, d.value);
+                                      } else {
+                                        absl::StrAppend(out, d.symbol.empty() ? "?" : d.symbol);
+                                      }
+                                    }),
+                      "]");
 }
 
 std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {

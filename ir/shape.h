@@ -27,8 +27,7 @@ class Shape {
   Shape() = default;
   /// Known rank, every dim known.
   explicit Shape(std::vector<int64_t> dims);
-  Shape(std::initializer_list<int64_t> dims)
-      : Shape(std::vector<int64_t>(dims)) {}
+  Shape(std::initializer_list<int64_t> dims) : Shape(std::vector<int64_t>(dims)) {}
   /// Known rank with the given (possibly unknown) dims.
   static Shape FromDims(std::vector<Dim> dims);
 

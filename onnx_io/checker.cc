@@ -45,7 +45,8 @@ absl::Status CheckModel(const onnx::ModelProto& proto, const std::filesystem::pa
     if (size_t newline = message.find('\n'); newline != std::string::npos) {
       message.resize(newline);
     }
-    return absl::InvalidArgumentError(absl::StrCat("the ONNX checker rejects the model: ", message));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the ONNX checker rejects the model: ", message));
   }
   return absl::OkStatus();
 }

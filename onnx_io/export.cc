@@ -36,8 +36,7 @@ class ExternalDataWriter {
     if (!stream_.is_open()) {
       stream_.open(file_, std::ios::binary | std::ios::trunc);
       if (!stream_) {
-        return absl::PermissionDeniedError(
-            absl::StrCat("cannot write '", file_.string(), "'"));
+        return absl::PermissionDeniedError(absl::StrCat("cannot write '", file_.string(), "'"));
       }
     }
     // Keep every tensor 64-byte aligned so that runtimes can map it.
@@ -105,9 +104,9 @@ absl::Status SaveModel(const onnx::ModelProto& proto, const Model& source,
   if (absl::Status s = writer.Close(); !s.ok()) return s;
   size_t size = out.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot write '", path.string(), "': the model would be ", size,
-        " bytes, over protobuf's 2 GiB limit; lower the external-data threshold"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot write '", path.string(), "': the model would be ", size,
+                     " bytes, over protobuf's 2 GiB limit; lower the external-data threshold"));
   }
   std::ofstream stream(path, std::ios::binary | std::ios::trunc);
   if (!stream || !out.SerializeToOstream(&stream)) {

@@ -179,9 +179,9 @@ absl::Status GraphImporter::DefineNodeOutputs(const onnx::GraphProto& proto) {
         continue;
       }
       if (graph_.FindValue(name)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "node '", node.name, "' (", np.op_type(), ") writes '", name,
-            "', which is already defined by an input, initializer or another node"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("node '", node.name, "' (", np.op_type(), ") writes '", name,
+                         "', which is already defined by an input, initializer or another node"));
       }
       ir::Value v;
       v.name = name;
@@ -258,13 +258,12 @@ absl::Status GraphImporter::ResolveNode(const onnx::NodeProto& proto, int index)
           node.captured.push_back(*id);
         }
       }
-      node.subgraphs.push_back(
-          {attr.name(), std::make_shared<const ir::Graph>(*std::move(body))});
+      node.subgraphs.push_back({attr.name(), std::make_shared<const ir::Graph>(*std::move(body))});
     }
   }
 
-  if (node.kind == ir::OpKind::kConstant && node.outputs.size() == 1 &&
-      node.outputs[0].valid() && !node.attributes.empty()) {
+  if (node.kind == ir::OpKind::kConstant && node.outputs.size() == 1 && node.outputs[0].valid() &&
+      !node.attributes.empty()) {
     ir::Value& out = graph_.mutable_value(node.outputs[0]);
     out.is_parameter = true;
     ApplyConstantAttribute(node.attributes[0], out);
@@ -321,8 +320,9 @@ absl::StatusOr<ir::Graph> GraphImporter::Import(const onnx::GraphProto& proto) {
       absl::StatusOr<ir::ValueId> outer =
           Resolve(output.name(), absl::StrCat("graph output '", output.name(), "'"));
       if (!outer.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "graph output '", output.name(), "' is not produced by any node, input or initializer"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph output '", output.name(),
+                         "' is not produced by any node, input or initializer"));
       }
       id = *outer;
     }

@@ -69,9 +69,9 @@ absl::StatusOr<ExternalDataRef> ResolveExternal(const onnx::TensorProto& tensor,
   fs::path relative(location);
   if (relative.is_absolute() ||
       std::find(relative.begin(), relative.end(), fs::path("..")) != relative.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "initializer '", tensor.name(), "': external data location '", location,
-        "' must be a path inside the model's folder"));
+    return absl::InvalidArgumentError(absl::StrCat("initializer '", tensor.name(),
+                                                   "': external data location '", location,
+                                                   "' must be a path inside the model's folder"));
   }
   ref.file = directory / relative;
   std::error_code ec;
@@ -86,8 +86,7 @@ absl::StatusOr<ExternalDataRef> ResolveExternal(const onnx::TensorProto& tensor,
   if (ref.offset > size || ref.length > size - ref.offset) {
     return absl::InvalidArgumentError(absl::StrCat(
         "initializer '", tensor.name(), "': external data range [", ref.offset, ", ",
-        ref.offset + ref.length, ") lies outside '", ref.file.string(), "' (", size,
-        " bytes)"));
+        ref.offset + ref.length, ") lies outside '", ref.file.string(), "' (", size, " bytes)"));
   }
   absl::StatusOr<int64_t> elements = TensorNumElements(tensor);
   if (!elements.ok()) return elements.status();
@@ -95,9 +94,9 @@ absl::StatusOr<ExternalDataRef> ResolveExternal(const onnx::TensorProto& tensor,
   int64_t expected = 0;
   if (element_bytes > 0 && tensor.data_type() != onnx::TensorProto::STRING &&
       !__builtin_mul_overflow(*elements, element_bytes, &expected) && expected != ref.length) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "initializer '", tensor.name(), "': external data holds ", ref.length,
-        " bytes but its type and dims need ", expected));
+    return absl::InvalidArgumentError(absl::StrCat("initializer '", tensor.name(),
+                                                   "': external data holds ", ref.length,
+                                                   " bytes but its type and dims need ", expected));
   }
   return ref;
 }
@@ -224,8 +223,7 @@ absl::StatusOr<std::string> ReadTensorBytes(const Model& model, const onnx::Tens
                           ref.offset + done);
       if (got <= 0) {
         return absl::DataLossError(absl::StrCat("cannot read ", ref.length, " bytes of '",
-                                                tensor.name(), "' from '", ref.file.string(),
-                                                "'"));
+                                                tensor.name(), "' from '", ref.file.string(), "'"));
       }
       done += got;
     }

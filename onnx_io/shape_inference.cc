@@ -23,10 +23,11 @@ constexpr int64_t kMaxCopiedTensorBytes = 64 * 1024;
 // wrong shape for them (e.g. ReduceSum-18 takes axes as an input).
 const absl::flat_hash_set<std::string>& ChangedAfterLibrary() {
   static const auto* ops = new absl::flat_hash_set<std::string>{
-      "ReduceL1",   "ReduceL2",       "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
-      "ReduceMean", "ReduceMin",      "ReduceProd",   "ReduceSum",       "ReduceSumSquare",
-      "Split",      "Pad",            "Resize",       "AveragePool",     "MaxPool",
-      "LpPool",     "ScatterElements", "ScatterND",   "DeformConv",      "Col2Im"};
+      "ReduceL1",        "ReduceL2",        "ReduceLogSum", "ReduceLogSumExp",
+      "ReduceMax",       "ReduceMean",      "ReduceMin",    "ReduceProd",
+      "ReduceSum",       "ReduceSumSquare", "Split",        "Pad",
+      "Resize",          "AveragePool",     "MaxPool",      "LpPool",
+      "ScatterElements", "ScatterND",       "DeformConv",   "Col2Im"};
   return *ops;
 }
 
@@ -39,6 +40,22 @@ void SetShape(const ir::Shape& shape, onnx::TensorShapeProto* proto) {
     } else if (!d.symbol.empty()) {
       dim->set_dim_param(d.symbol);
     }
+  }
+}
+
+// Adds value_info for the node's outputs with the IR's current types.
+void DeclareOutputs(const onnx::NodeProto& node, const ir::Graph& graph, onnx::GraphProto& copy) {
+  for (const std::string& name : node.output()) {
+    if (name.empty()) continue;
+    std::optional<ir::ValueId> id = graph.FindValue(name);
+    onnx::ValueInfoProto* info = copy.add_value_info();
+    info->set_name(name);
+    onnx::TypeProto_Tensor* tensor = info->mutable_type()->mutable_tensor_type();
+    if (!id) continue;
+    const ir::Value& v = graph.value(*id);
+    if (v.type_kind != ir::TypeKind::kTensor) continue;
+    tensor->set_elem_type(static_cast<int32_t>(v.dtype));
+    if (v.shape.has_rank()) SetShape(v.shape, tensor->mutable_shape());
   }
 }
 
@@ -55,7 +72,8 @@ absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Gra
   *g->mutable_input() = source.input();
   *g->mutable_output() = source.output();
   for (onnx::ValueInfoProto& output : *g->mutable_output()) {
-    if (output.type().has_tensor_type()) output.mutable_type()->mutable_tensor_type()->clear_shape();
+    if (output.type().has_tensor_type())
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
   }
   for (onnx::ValueInfoProto& input : *g->mutable_input()) {
     std::optional<ir::ValueId> id = graph.FindValue(input.name());
@@ -93,9 +111,20 @@ absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Gra
       }
     }
   }
+  std::unordered_map<std::string, int> versions;
+  for (const onnx::OperatorSetIdProto& opset : copy.opset_import()) {
+    versions[opset.domain() == "ai.onnx" ? "" : opset.domain()] = static_cast<int>(opset.version());
+  }
   for (const onnx::NodeProto& node : source.node()) {
-    bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (too_new && default_domain && ChangedAfterLibrary().contains(node.op_type())) continue;
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    const bool skipped = too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type());
+    if (skipped || onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
+      // The library will not type these outputs. Declare what the IR knows
+      // (possibly nothing but "a tensor"): ONNX 1.12 crashes in data
+      // propagation when a Shape node reads a value with no type at all.
+      DeclareOutputs(node, graph, *g);
+    }
+    if (skipped) continue;
     onnx::NodeProto* n = g->add_node();
     *n = node;
     // Drop the bytes of large Constant tensors; their dims and type remain.

@@ -11,11 +11,15 @@ namespace {
 // At most this many names in one error line.
 constexpr size_t kMaxNamesInError = 5;
 
+// ONNX inference + our rules, repeated while values keep getting resolved.
+constexpr int kMaxInferenceRounds = 3;
+
 std::string JoinQuoted(const std::vector<std::string>& names) {
   std::vector<std::string> shown(names.begin(),
                                  names.begin() + std::min(names.size(), kMaxNamesInError));
   std::string text = absl::StrCat("'", absl::StrJoin(shown, "', '"), "'");
-  if (names.size() > shown.size()) absl::StrAppend(&text, " and ", names.size() - shown.size(), " more");
+  if (names.size() > shown.size())
+    absl::StrAppend(&text, " and ", names.size() - shown.size(), " more");
   return text;
 }
 
@@ -81,7 +85,8 @@ absl::Status UnboundInputsError(const ir::Graph& graph) {
   if (symbols.empty() && unnamed.empty()) return absl::OkStatus();
   std::vector<std::string> fixes;
   for (const std::string& s : symbols) fixes.push_back(absl::StrCat("--dim ", s, "=VALUE"));
-  for (const std::string& s : unnamed) fixes.push_back(absl::StrCat("--input-shape ", s, "=D0,D1,..."));
+  for (const std::string& s : unnamed)
+    fixes.push_back(absl::StrCat("--input-shape ", s, "=D0,D1,..."));
   std::string what;
   if (!symbols.empty()) absl::StrAppend(&what, "symbolic dims ", JoinQuoted(symbols));
   if (!unnamed.empty()) {
@@ -140,7 +145,8 @@ std::vector<std::string> UnresolvedInputDims(const ir::Graph& graph) {
     if (!v.shape.has_rank()) dims.push_back("unknown rank");
     for (size_t i = 0; i < v.shape.rank(); ++i) {
       const ir::Dim& d = v.shape.dim(i);
-      if (!d.known()) dims.push_back(d.symbol.empty() ? absl::StrCat("dim ", i, " (unnamed)") : d.symbol);
+      if (!d.known())
+        dims.push_back(d.symbol.empty() ? absl::StrCat("dim ", i, " (unnamed)") : d.symbol);
     }
     result.push_back(absl::StrCat(v.name, ": ", absl::StrJoin(dims, ", ")));
   }
@@ -166,10 +172,17 @@ absl::Status InferShapes(const onnx_io::Model& model, const ShapeOptions& option
   if (options.require_static) {
     if (absl::Status s = UnboundInputsError(graph); !s.ok()) return s;
   }
-  // 2. ONNX's inference with data propagation.
-  if (absl::Status s = onnx_io::InferShapesWithOnnx(model, graph); !s.ok()) return s;
-  // 3. Our rules for the rest.
-  PropagateWithRules(graph);
+  // 2. ONNX's inference with data propagation, then 3. our rules for the rest.
+  //    What the rules learn about operators ONNX cannot type (newer opsets,
+  //    other domains) lets ONNX continue past them, so repeat while it helps.
+  size_t open_before = SIZE_MAX;
+  for (int round = 0; round < kMaxInferenceRounds; ++round) {
+    if (absl::Status s = onnx_io::InferShapesWithOnnx(model, graph); !s.ok()) return s;
+    PropagateWithRules(graph);
+    const size_t still_open = ValuesWithoutStaticShape(graph).size();
+    if (still_open == 0 || still_open >= open_before) break;
+    open_before = still_open;
+  }
   // 4. Report what is still open.
   if (!options.require_static) return absl::OkStatus();
   std::vector<ir::ValueId> open = ValuesWithoutStaticShape(graph);
@@ -177,8 +190,8 @@ absl::Status InferShapes(const onnx_io::Model& model, const ShapeOptions& option
   std::vector<std::string> shown;
   for (ir::ValueId id : open) {
     const ir::Value& v = graph.value(id);
-    shown.push_back(absl::StrCat(v.name, " from ", graph.node(v.producer).op_type, " ",
-                                 v.shape.ToString()));
+    shown.push_back(
+        absl::StrCat(v.name, " from ", graph.node(v.producer).op_type, " ", v.shape.ToString()));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "cannot infer a static shape for ", open.size(), " value(s): ", JoinQuoted(shown),

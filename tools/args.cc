@@ -40,7 +40,8 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
     for (const FlagSpec& s : specs) {
       if (s.name == name) spec = &s;
     }
-    if (spec == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "'"));
+    if (spec == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", arg, "'"));
     if (spec->takes_value && !value) {
       if (i + 1 >= args.size()) {
         return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));

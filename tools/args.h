@@ -15,8 +15,8 @@
 namespace autopar::tools {
 
 struct FlagSpec {
-  std::string name;   // without dashes: "format"
-  bool takes_value;   // --format json vs --force
+  std::string name;  // without dashes: "format"
+  bool takes_value;  // --format json vs --force
   bool repeatable = false;
 };
 

@@ -10,7 +10,8 @@ Usage:
                                            [--opset 13] [--force] [--verbose]
 
 Writes OUT_DIR/<name>.onnx for each model. A model whose file exists and is newer
-than this script is skipped unless --force is given. Every exported file is run
+than this script is skipped unless --force is given (use --force after changing
+--opset: the check looks only at file times). Every exported file is run
 through onnx.checker and onnx.shape_inference; if any model fails, the script
 prints one "FAILED <name>: <reason>" line for it and exits non-zero.
 
@@ -335,9 +336,11 @@ def make_weights_distinct(model):
         for t in list(model.parameters()) + list(model.buffers()):
             if not t.is_floating_point() or t.numel() < 2:
                 continue
-            if bool((t == t.flatten()[0]).all()) or digest(t) in seen:
+            key = digest(t)
+            if key in seen or bool((t == t.flatten()[0]).all()):
                 t.add_(torch.randn_like(t) * 0.02)
-            seen.add(digest(t))
+                key = digest(t)
+            seen.add(key)
 
 
 def digest(t):
@@ -356,7 +359,7 @@ def export(name, path, opset, verbose):
     make_weights_distinct(model)
     inputs = make_inputs(spec)
     params = sum(p.numel() for p in model.parameters())
-    tmp = path + ".tmp"
+    tmp = f"{path}.{os.getpid()}.tmp"  # private name: parallel runs may share OUT_DIR
     # Not under torch.no_grad(): with grad enabled, nn.TransformerEncoderLayer and
     # nn.MultiheadAttention skip their fused fast paths, which have no ONNX export.
     with warnings.catch_warnings():
@@ -370,27 +373,16 @@ def export(name, path, opset, verbose):
     return params
 
 
-def count_nodes(graph):
-    """Node count of the main graph and of all subgraphs below it."""
-    total = 0
+def walk_nodes(graph):
+    """Yields every node of `graph` and of the subgraphs (If / Loop bodies) below it."""
     for node in graph.node:
-        total += 1
+        yield node
         for attr in node.attribute:
+            subgraphs = list(attr.graphs)
             if attr.type == onnx.AttributeProto.GRAPH:
-                total += count_nodes(attr.g)
-            for g in attr.graphs:
-                total += count_nodes(g)
-    return total
-
-
-def all_op_types(graph):
-    ops = set()
-    for node in graph.node:
-        ops.add(node.op_type)
-        for attr in node.attribute:
-            for g in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else []) + list(attr.graphs):
-                ops |= all_op_types(g)
-    return ops
+                subgraphs.append(attr.g)
+            for g in subgraphs:
+                yield from walk_nodes(g)
 
 
 def check(name, path):
@@ -399,9 +391,10 @@ def check(name, path):
     model = onnx.load(path)
     onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     required = REQUIRED_OPS.get(name)
-    if required and required not in all_op_types(model.graph):
+    all_nodes = list(walk_nodes(model.graph))
+    if required and required not in {n.op_type for n in all_nodes}:
         raise RuntimeError(f"exported graph has no {required} node")
-    return len(model.graph.node), count_nodes(model.graph)
+    return len(model.graph.node), len(all_nodes)
 
 
 def up_to_date(path):
@@ -416,13 +409,13 @@ def run_one(name, out_dir, opset, force, verbose):
         return True
     start = time.time()
     try:
-        params = export(name, path, opset, verbose)
+        params = export(name, path, opset, verbose)  # writes via a temp file
         export_s = time.time() - start
         start = time.time()
         nodes, nodes_all = check(name, path)
         check_s = time.time() - start
     except Exception as e:  # one clear line, then carry on with the other models
-        for p in (path, path + ".tmp"):
+        for p in (path, f"{path}.{os.getpid()}.tmp"):
             if os.path.exists(p):
                 os.remove(p)
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

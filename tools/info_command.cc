@@ -46,7 +46,8 @@ void AddParameters(const ir::Graph& graph, ParameterTotals& totals) {
 
 void CountOps(const ir::Graph& graph, std::map<std::string, int64_t>& ops) {
   for (const ir::Node& node : graph.nodes()) {
-    std::string key = node.domain.empty() ? node.op_type : absl::StrCat(node.domain, ".", node.op_type);
+    std::string key =
+        node.domain.empty() ? node.op_type : absl::StrCat(node.domain, ".", node.op_type);
     ++ops[key];
   }
 }
@@ -81,7 +82,8 @@ std::string ValuesText(const ir::Graph& graph, const std::vector<ir::ValueId>& i
   std::vector<std::string> lines;
   for (ir::ValueId id : ids) {
     const ir::Value& v = graph.value(id);
-    lines.push_back(absl::StrCat(v.name, " ", std::string(ir::DTypeName(v.dtype)), " ", v.shape.ToString()));
+    lines.push_back(
+        absl::StrCat(v.name, " ", std::string(ir::DTypeName(v.dtype)), " ", v.shape.ToString()));
   }
   return absl::StrJoin(lines, "\n             ");
 }
@@ -142,7 +144,8 @@ int RunInfoCommand(const std::vector<std::string>& args) {
   }
   const ir::Graph& g = loaded->graph;
   std::vector<std::string> ops;
-  for (const auto& [op, count] : info["ops"].items()) ops.push_back(absl::StrCat(op, " ", count.get<int64_t>()));
+  for (const auto& [op, count] : info["ops"].items())
+    ops.push_back(absl::StrCat(op, " ", count.get<int64_t>()));
   std::vector<std::string> opsets;
   for (const auto& [domain, version] : info["opsets"].items()) {
     opsets.push_back(absl::StrCat(domain, " ", version.get<int64_t>()));

@@ -1,0 +1,210 @@
+// Tests of passes/infer_shapes.cc end to end: ONNX models built in code,
+// imported, and given static shapes (or a clear error naming the flag to use).
+#include "passes/infer_shapes.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+#include "onnx_io/import.h"
+#include "onnx_io/model.h"
+
+namespace autopar::passes {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A tensor type; each dim is a number, a symbol ("batch"), or "?" (neither).
+onnx::ValueInfoProto Tensor(const std::string& name, int32_t elem_type,
+                            const std::vector<std::string>& dims) {
+  onnx::ValueInfoProto info;
+  info.set_name(name);
+  onnx::TypeProto_Tensor* t = info.mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem_type);
+  onnx::TensorShapeProto* shape = t->mutable_shape();
+  for (const std::string& d : dims) {
+    onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
+    if (d == "?") continue;
+    if (d.find_first_not_of("0123456789") == std::string::npos) {
+      dim->set_dim_value(std::stoll(d));
+    } else {
+      dim->set_dim_param(d);
+    }
+  }
+  return info;
+}
+
+onnx::ValueInfoProto Untyped(const std::string& name) {
+  onnx::ValueInfoProto info;
+  info.set_name(name);
+  info.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return info;
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op_type,
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs) {
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type(op_type);
+  n->set_name(outputs[0]);
+  for (const std::string& i : inputs) n->add_input(i);
+  for (const std::string& o : outputs) n->add_output(o);
+  return n;
+}
+
+void AddIntAttribute(onnx::NodeProto* n, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void AddInt64s(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values,
+               bool scalar = false) {
+  onnx::TensorProto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+onnx::ModelProto NewModel(int64_t opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  onnx::OperatorSetIdProto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  m.mutable_graph()->set_name("test");
+  return m;
+}
+
+struct Inferred {
+  absl::Status status;
+  ir::Graph graph;
+};
+
+Inferred Infer(onnx::ModelProto proto, const ShapeOptions& options = {}) {
+  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(std::move(proto));
+  if (!model.ok()) return {model.status(), {}};
+  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
+  if (!graph.ok()) return {graph.status(), {}};
+  Inferred result{absl::OkStatus(), *std::move(graph)};
+  result.status = InferShapes(*model, options, result.graph);
+  return result;
+}
+
+std::string ShapeOf(const ir::Graph& graph, const std::string& name) {
+  std::optional<ir::ValueId> id = graph.FindValue(name);
+  return id ? graph.value(*id).shape.ToString() : "missing";
+}
+
+// Opset 18: ReduceMean takes axes as an input and Split has num_outputs,
+// which ONNX 1.12 has no schema for; our rules resolve them. The Reshape
+// after them combines both sources: its target comes from ONNX's data
+// propagation over Shape(x) -> Gather -> Unsqueeze -> Concat, the shape of
+// its data from our Split rule, and -1 from our Reshape rule.
+onnx::ModelProto Opset18Model(const std::string& shape_of) {
+  onnx::ModelProto m = NewModel(18);
+  onnx::GraphProto* g = m.mutable_graph();
+  *g->add_input() = Tensor("x", onnx::TensorProto::FLOAT, {"2", "7", "4"});
+  AddInt64s(g, "axes", {2});
+  AddInt64s(g, "zero", {0}, /*scalar=*/true);
+  AddInt64s(g, "zero_axes", {0});
+  AddInt64s(g, "minus_one", {-1});
+  AddNode(g, "ReduceMean", {"x", "axes"}, {"mean"});  // [2,7,1]
+  onnx::NodeProto* split = AddNode(g, "Split", {"mean"}, {"a", "b", "c"});
+  AddIntAttribute(split, "axis", 1);
+  AddIntAttribute(split, "num_outputs", 3);                       // 3, 3 and the rest 1
+  AddNode(g, "Add", {"a", "b"}, {"sum"});                         // [2,3,1]
+  AddNode(g, "Shape", {shape_of}, {"x_shape"});                   // [2,...]
+  AddNode(g, "Gather", {"x_shape", "zero"}, {"batch"});           // 2
+  AddNode(g, "Unsqueeze", {"batch", "zero_axes"}, {"batch_1d"});  // [2]
+  AddIntAttribute(AddNode(g, "Concat", {"batch_1d", "minus_one"}, {"target"}), "axis", 0);
+  AddNode(g, "Reshape", {"c", "target"}, {"flat"});  // [2,1]
+  *g->add_output() = Untyped("sum");
+  *g->add_output() = Untyped("flat");
+  return m;
+}
+
+TEST(InferShapesTest, Opset18ReduceAndSplitResolveWhereOnnxCannot) {
+  Inferred r = Infer(Opset18Model("x"));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "mean"), "[2,7,1]");
+  EXPECT_EQ(ShapeOf(r.graph, "a"), "[2,3,1]");
+  EXPECT_EQ(ShapeOf(r.graph, "b"), "[2,3,1]");
+  EXPECT_EQ(ShapeOf(r.graph, "c"), "[2,1,1]");
+  EXPECT_EQ(ShapeOf(r.graph, "sum"), "[2,3,1]");
+  EXPECT_EQ(ShapeOf(r.graph, "target"), "[2]");
+  EXPECT_EQ(ShapeOf(r.graph, "flat"), "[2,1]");
+  EXPECT_TRUE(ValuesWithoutStaticShape(r.graph).empty());
+  for (const ir::Value& v : r.graph.values()) {
+    EXPECT_TRUE(v.shape.IsStatic()) << v.name << " " << v.shape.ToString();
+  }
+  EXPECT_EQ(r.graph.value(*r.graph.FindValue("flat")).dtype, ir::DType::kFloat);
+  EXPECT_EQ(r.graph.value(*r.graph.FindValue("target")).dtype, ir::DType::kInt64);
+}
+
+// Shape of a value produced by a node ONNX's inference leaves out (here the
+// opset-18 Split): ONNX 1.12's data propagation for Shape dereferences the
+// missing input type and crashes the process. Disabled until
+// onnx_io/shape_inference.cc declares a type (even an empty tensor type) for
+// the outputs of the nodes it skips and of nodes without a schema; then the
+// whole chain resolves through our rules alone.
+TEST(InferShapesTest, ShapeOfAValueOnnxCannotTypeResolves) {
+  Inferred r = Infer(Opset18Model("c"));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "target"), "[2]");
+  EXPECT_EQ(ShapeOf(r.graph, "flat"), "[2,1]");
+}
+
+onnx::ModelProto ReluModel(const std::vector<std::string>& dims) {
+  onnx::ModelProto m = NewModel(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  *g->add_input() = Tensor("x", onnx::TensorProto::FLOAT, dims);
+  AddNode(g, "Relu", {"x"}, {"y"});
+  *g->add_output() = Untyped("y");
+  return m;
+}
+
+TEST(InferShapesTest, UnboundSymbolicDimNamesTheFlag) {
+  Inferred r = Infer(ReluModel({"batch", "4"}));
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_THAT(r.status.message(), HasSubstr("--dim batch=VALUE"));
+}
+
+TEST(InferShapesTest, BoundSymbolicDimResolves) {
+  ShapeOptions options;
+  options.dim_values["batch"] = 3;
+  Inferred r = Infer(ReluModel({"batch", "4"}), options);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "x"), "[3,4]");
+  EXPECT_EQ(ShapeOf(r.graph, "y"), "[3,4]");
+}
+
+TEST(InferShapesTest, UnnamedDimNamesTheInputAndInputShapeFlag) {
+  Inferred r = Infer(ReluModel({"?", "4"}));
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_THAT(r.status.message(), HasSubstr("'x'"));
+  EXPECT_THAT(r.status.message(), HasSubstr("--input-shape x="));
+
+  ShapeOptions options;
+  options.input_shapes["x"] = {5, 4};
+  Inferred bound = Infer(ReluModel({"?", "4"}), options);
+  ASSERT_TRUE(bound.status.ok()) << bound.status;
+  EXPECT_EQ(ShapeOf(bound.graph, "y"), "[5,4]");
+}
+
+TEST(InferShapesTest, UnknownDimsAreReportedWhenNotRequiredStatic) {
+  ShapeOptions options;
+  options.require_static = false;
+  Inferred r = Infer(ReluModel({"batch", "4"}), options);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "y"), "[batch,4]");
+  EXPECT_EQ(ValuesWithoutStaticShape(r.graph).size(), 1u);
+}
+
+}  // namespace
+}  // namespace autopar::passes
