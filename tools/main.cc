@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "tools/cli_output.h"
+#include "tools/cost_command.h"
 #include "tools/exit_codes.h"
 #include "tools/info_command.h"
+#include "tools/place_command.h"
 
 namespace {
 
@@ -20,6 +22,8 @@ Prepares ONNX models for model-parallel execution across several devices.
 
 commands:
   info MODEL.onnx     what the model contains: nodes, operators, parameters, shapes
+  cost MODEL.onnx     per-node MACs, FLOPs, bytes and predicted time on a device
+  place MODEL.onnx    search a device placement and report its simulated step
 
 Run `onnx-autopar COMMAND --help` for a command's flags and examples.
 Exit codes: 0 ok, 1 usage error, 2 unusable input, 3 infeasible, 4 internal error.
@@ -36,6 +40,8 @@ int Dispatch(const std::vector<std::string>& args) {
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "info") return autopar::tools::RunInfoCommand(rest);
+  if (args[0] == "cost") return autopar::tools::RunCostCommand(rest);
+  if (args[0] == "place") return autopar::tools::RunPlaceCommand(rest);
   return autopar::tools::UsageError("unknown command '" + args[0] + "'", kUsage);
 }
 

@@ -1,0 +1,83 @@
+// Cluster: the devices a model is placed on and the links between them
+// (DESIGN.md §4). Devices may differ (speed, memory); every ordered pair of
+// devices has a bandwidth and a latency.
+#ifndef AUTOPAR_COSTMODEL_CLUSTER_H_
+#define AUTOPAR_COSTMODEL_CLUSTER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/device.h"
+#include "nlohmann/json.hpp"
+
+namespace autopar::costmodel {
+
+struct ClusterDevice {
+  std::string name;  // "gpu0"
+  /// Index into Cluster::kinds: devices of one kind share compute times.
+  int kind = 0;
+  int64_t memory_bytes = 0;
+};
+
+class Cluster {
+ public:
+  /// Distinct device models; a CostGraph has one compute time per kind.
+  std::vector<DeviceSpec> kinds;
+  std::vector<ClusterDevice> devices;
+
+  int num_devices() const { return static_cast<int>(devices.size()); }
+  const ClusterDevice& device(int d) const { return devices[d]; }
+
+  /// Link parameters of the directed pair (src, dst), src != dst.
+  double bandwidth_bytes_per_s(int src, int dst) const {
+    return bandwidth_[static_cast<size_t>(src) * devices.size() + dst];
+  }
+  double latency_us(int src, int dst) const {
+    return latency_us_[static_cast<size_t>(src) * devices.size() + dst];
+  }
+  /// Sizes the link tables for the current devices, every link set to the
+  /// same bandwidth and latency.
+  void InitLinks(double bandwidth_bytes_per_s, double latency_us);
+  /// Sets the directed link src → dst (after InitLinks).
+  void SetLink(int src, int dst, double bandwidth_bytes_per_s, double latency_us);
+
+  /// Time to move `bytes` from src to dst: latency + bytes / bandwidth; 0 on
+  /// the same device.
+  double TransferUs(int src, int dst, int64_t bytes) const {
+    if (src == dst) return 0;
+    return latency_us(src, dst) +
+           static_cast<double>(bytes) / bandwidth_bytes_per_s(src, dst) * 1e6;
+  }
+
+  /// Sum of the devices' memories.
+  int64_t TotalMemoryBytes() const;
+
+  /// Checks sizes, positive bandwidths and memories, kind indices.
+  absl::Status Validate() const;
+
+ private:
+  std::vector<double> bandwidth_;  // [src * n + dst], bytes/s
+  std::vector<double> latency_us_;
+};
+
+/// `count` devices of one kind, fully connected with one link type.
+/// `memory_bytes` 0 means the device's own memory.
+Cluster MakeHomogeneousCluster(const DeviceSpec& device, int count, int64_t memory_bytes,
+                               double link_bandwidth_bytes_per_s, double link_latency_us);
+
+/// Built-in topologies: "4xV100-nvlink", "8xA100-nvlink", "2x4xA100-nvlink-pcie" (two
+/// NVLink islands of four over PCIe), "4xT4-pcie", "2xH200", "4xH100-nvlink", "8xcpu".
+absl::StatusOr<Cluster> LookupClusterPreset(const std::string& name);
+std::vector<std::string> ClusterPresetNames();
+
+/// Reads the cluster JSON format (documented in the README); errors name the
+/// offending field.
+absl::StatusOr<Cluster> ClusterFromJson(const nlohmann::json& json);
+absl::StatusOr<Cluster> LoadClusterFile(const std::string& path);
+nlohmann::ordered_json ClusterToJson(const Cluster& cluster);
+
+}  // namespace autopar::costmodel
+
+#endif  // AUTOPAR_COSTMODEL_CLUSTER_H_

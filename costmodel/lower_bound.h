@@ -1,0 +1,27 @@
+// A lower bound on the step time of any placement (DESIGN.md §4), reported
+// beside every simulated step time so users see how far a plan is from ideal.
+#ifndef AUTOPAR_COSTMODEL_LOWER_BOUND_H_
+#define AUTOPAR_COSTMODEL_LOWER_BOUND_H_
+
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+
+namespace autopar::costmodel {
+
+struct LowerBound {
+  /// Longest path through the graph, each unit at its fastest kind's time,
+  /// transfers free.
+  double critical_path_us = 0;
+  /// All work spread perfectly over all devices: 1 / Σ_d (1 / W_kind(d)) where
+  /// W_k is the total compute on kind k. Exact when the kinds' speed ratio is
+  /// the same for every unit; otherwise an approximation (documented).
+  double balanced_work_us = 0;
+  /// max(critical_path_us, balanced_work_us).
+  double bound_us = 0;
+};
+
+LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster);
+
+}  // namespace autopar::costmodel
+
+#endif  // AUTOPAR_COSTMODEL_LOWER_BOUND_H_

@@ -1,0 +1,218 @@
+#include "passes/coarsen.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+
+#include "absl/strings/str_cat.h"
+
+namespace autopar::passes {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+class UnionFind {
+ public:
+  explicit UnionFind(uint32_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
+  uint32_t Find(uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  // Makes `into`'s root the root of both.
+  void Merge(uint32_t from, uint32_t into) { parent_[Find(from)] = Find(into); }
+
+ private:
+  std::vector<uint32_t> parent_;
+};
+
+// Running totals of a group, kept at its root.
+struct Group {
+  double compute_us = 0;
+  int64_t memory_bytes = 0;  // weights + workspace (an upper bound: blocks may repeat)
+};
+
+// The distinct groups among a node's predecessors (or successors).
+template <typename Edges, typename End>
+uint32_t OnlyNeighbourGroup(const costmodel::CostGraph& g, UnionFind& groups, Edges edges,
+                            End end) {
+  uint32_t only = kNone;
+  for (uint32_t e : edges) {
+    uint32_t group = groups.Find(end(g, e));
+    if (only == kNone) {
+      only = group;
+    } else if (only != group) {
+      return kNone;
+    }
+  }
+  return only;
+}
+
+}  // namespace
+
+absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmodel::Cluster& cluster,
+                                   const CoarsenOptions& options) {
+  const uint32_t n = g.num_units();
+  int64_t max_memory = 0;
+  for (const costmodel::ClusterDevice& d : cluster.devices) max_memory = std::max(max_memory, d.memory_bytes);
+  double total = 0;
+  double largest = 0;
+  for (uint32_t u = 0; u < n; ++u) {
+    total += g.compute_us(u, 0);
+    largest = std::max(largest, g.compute_us(u, 0));
+  }
+  const double cap = std::max(largest, total / std::max(1, options.target_units));
+
+  UnionFind groups(n);
+  std::vector<Group> group(n);
+  for (uint32_t u = 0; u < n; ++u) {
+    group[u] = {g.compute_us(u, 0), g.unit_param_bytes(u) + g.temp_bytes(u)};
+  }
+  auto merge = [&](uint32_t node, uint32_t into_group) {
+    uint32_t from = groups.Find(node);
+    if (from == into_group) return;
+    Group merged{group[from].compute_us + group[into_group].compute_us,
+                 group[from].memory_bytes + group[into_group].memory_bytes};
+    groups.Merge(from, into_group);
+    group[groups.Find(into_group)] = merged;
+  };
+  auto fits = [&](uint32_t a, uint32_t b) {
+    return group[groups.Find(a)].memory_bytes + group[groups.Find(b)].memory_bytes <= max_memory;
+  };
+  auto src_of = [](const costmodel::CostGraph& graph, uint32_t e) { return graph.edge_src(e); };
+  auto dst_of = [](const costmodel::CostGraph& graph, uint32_t e) { return graph.edge_dst(e); };
+
+  // 1. Negligible nodes join their only successor (reverse order, so whole
+  //    shape-computation chains fold into the node that uses them).
+  for (uint32_t u = n; u-- > 0;) {
+    const auto outputs = static_cast<int64_t>(std::max<size_t>(1, g.outputs(u).size()));
+    bool tiny_outputs = g.output_bytes(u) <= options.negligible_output_bytes * outputs;
+    bool negligible = g.unit_param_bytes(u) == 0 && (tiny_outputs || g.compute_us(u, 0) == 0);
+    if (!negligible) continue;
+    if (g.out_edges(u).empty()) {
+      // Isolated zero-cost nodes (Constant weights have no tensor edges).
+      if (g.in_edges(u).empty() && g.compute_us(u, 0) == 0 && n > 1) merge(u, groups.Find(u + 1 < n ? u + 1 : u - 1));
+      continue;
+    }
+    uint32_t successor = OnlyNeighbourGroup(g, groups, g.out_edges(u), dst_of);
+    if (successor != kNone && fits(u, successor)) merge(u, successor);
+  }
+  // 2. A node whose predecessors are all in one group joins it, under the cap.
+  for (uint32_t u = 0; u < n; ++u) {
+    if (g.in_edges(u).empty()) continue;
+    uint32_t predecessor = OnlyNeighbourGroup(g, groups, g.in_edges(u), src_of);
+    uint32_t own = groups.Find(u);
+    if (predecessor == kNone || predecessor == own) continue;
+    if (group[own].compute_us + group[predecessor].compute_us > cap) continue;
+    if (!fits(u, predecessor)) continue;
+    merge(u, predecessor);
+  }
+
+  // 3. Number the groups in a topological order of the quotient graph (Kahn,
+  //    lowest first node first).
+  std::vector<uint32_t> root_index(n, kNone);
+  std::vector<uint32_t> first_node;
+  for (uint32_t u = 0; u < n; ++u) {
+    uint32_t r = groups.Find(u);
+    if (root_index[r] == kNone) {
+      root_index[r] = static_cast<uint32_t>(first_node.size());
+      first_node.push_back(u);
+    }
+  }
+  const auto m = static_cast<uint32_t>(first_node.size());
+  std::vector<uint32_t> group_of(n);
+  for (uint32_t u = 0; u < n; ++u) group_of[u] = root_index[groups.Find(u)];
+  std::vector<std::vector<uint32_t>> successors(m);
+  std::vector<uint32_t> pending(m, 0);
+  for (uint32_t e = 0; e < g.num_edges(); ++e) {
+    uint32_t a = group_of[g.edge_src(e)];
+    uint32_t b = group_of[g.edge_dst(e)];
+    if (a != b) successors[a].push_back(b);
+  }
+  for (std::vector<uint32_t>& s : successors) {
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    for (uint32_t b : s) ++pending[b];
+  }
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
+  for (uint32_t a = 0; a < m; ++a) {
+    if (pending[a] == 0) ready.push(a);
+  }
+  std::vector<uint32_t> unit_of_group(m, kNone);
+  uint32_t next_unit = 0;
+  while (!ready.empty()) {
+    uint32_t a = ready.top();
+    ready.pop();
+    unit_of_group[a] = next_unit++;
+    for (uint32_t b : successors[a]) {
+      if (--pending[b] == 0) ready.push(b);
+    }
+  }
+  if (next_unit != m) return absl::InternalError("coarsening produced a cycle");
+
+  Coarsening out;
+  out.unit_of_node.resize(n);
+  for (uint32_t u = 0; u < n; ++u) out.unit_of_node[u] = unit_of_group[group_of[u]];
+
+  // 4. The unit-level graph.
+  std::vector<std::vector<uint32_t>> members(m);
+  for (uint32_t u = 0; u < n; ++u) members[out.unit_of_node[u]].push_back(u);
+  costmodel::CostGraph::Builder builder(g.num_device_kinds());
+  for (uint32_t p = 0; p < g.num_params(); ++p) builder.AddParameter(g.param_bytes(p));
+  for (uint32_t unit = 0; unit < m; ++unit) {
+    costmodel::CostGraph::UnitSpec spec;
+    const std::vector<uint32_t>& nodes = members[unit];
+    spec.name = g.name(nodes.front());
+    spec.op = g.op(nodes.front());
+    if (nodes.size() > 1) absl::StrAppend(&spec.name, " +", nodes.size() - 1);
+    spec.compute_us.assign(g.num_device_kinds(), 0);
+    for (uint32_t u : nodes) {
+      for (int k = 0; k < g.num_device_kinds(); ++k) spec.compute_us[k] += g.compute_us(u, k);
+      for (uint32_t p : g.params(u)) {
+        if (std::find(spec.params.begin(), spec.params.end(), p) == spec.params.end()) spec.params.push_back(p);
+      }
+      // Members run one after another: the workspace is the largest member's
+      // workspace plus its outputs that stay inside the unit.
+      int64_t internal = 0;
+      for (uint32_t t : g.outputs(u)) {
+        bool leaves = g.tensor_is_graph_output(t);
+        for (uint32_t e : g.tensor_uses(t)) leaves |= out.unit_of_node[g.edge_dst(e)] != unit;
+        if (!leaves) internal += g.tensor_bytes(t);
+      }
+      spec.temp_bytes = std::max(spec.temp_bytes, g.temp_bytes(u) + internal);
+      spec.flops += g.flops(u);
+    }
+    builder.AddUnit(std::move(spec));
+  }
+  for (uint32_t t = 0; t < g.num_tensors(); ++t) {
+    const uint32_t unit = out.unit_of_node[g.tensor_producer(t)];
+    std::vector<uint32_t> readers;
+    for (uint32_t e : g.tensor_uses(t)) {
+      uint32_t reader = out.unit_of_node[g.edge_dst(e)];
+      if (reader != unit) readers.push_back(reader);
+    }
+    if (readers.empty() && !g.tensor_is_graph_output(t)) continue;
+    uint32_t tensor = builder.AddTensor({.name = g.tensor_name(t),
+                                         .producer = unit,
+                                         .bytes = g.tensor_bytes(t),
+                                         .is_graph_output = g.tensor_is_graph_output(t)});
+    for (uint32_t reader : readers) builder.AddUse(tensor, reader);
+  }
+  absl::StatusOr<costmodel::CostGraph> units = std::move(builder).Build();
+  if (!units.ok()) return units.status();
+  out.graph = *std::move(units);
+  return out;
+}
+
+costmodel::Placement ExpandPlacement(const Coarsening& coarsening,
+                                     const costmodel::Placement& units) {
+  costmodel::Placement nodes;
+  nodes.device.reserve(coarsening.unit_of_node.size());
+  for (uint32_t unit : coarsening.unit_of_node) nodes.device.push_back(units.device[unit]);
+  if (!units.priority.empty()) {
+    for (uint32_t unit : coarsening.unit_of_node) nodes.priority.push_back(units.priority[unit]);
+  }
+  return nodes;
+}
+
+}  // namespace autopar::passes

@@ -1,0 +1,55 @@
+// Coarsen: groups nodes into placement units, the "simplified solution
+// space" the searches work on (DESIGN.md §1 `passes::Coarsen`).
+//
+// Rules, applied in topological order with a union-find:
+//  1. Negligible nodes — shape computations (tiny outputs, no weights) and
+//     zero-cost nodes such as Constant — join the unit of their only
+//     successor; isolated zero-cost nodes join a neighbour.
+//  2. A node whose predecessors all lie in one unit joins that unit while the
+//     unit's compute stays under a cap (total compute / target_units, never
+//     below the largest node). This merges chains, and diamonds such as a
+//     decomposed LayerNorm, while parallel branches of real weight stay apart.
+//  3. No merge makes a unit's weights + workspace exceed the largest device's
+//     memory.
+// Both merges are acyclicity-safe: a node whose only successor is U, or whose
+// only predecessor is U, cannot lie on a path that leaves U and comes back.
+#ifndef AUTOPAR_PASSES_COARSEN_H_
+#define AUTOPAR_PASSES_COARSEN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "costmodel/simulator.h"
+
+namespace autopar::passes {
+
+struct CoarsenOptions {
+  /// About how many units a large graph ends with.
+  int target_units = 256;
+  /// Outputs up to this size, on a node without weights, mark a shape
+  /// computation (rule 1).
+  int64_t negligible_output_bytes = 1024;
+};
+
+struct Coarsening {
+  /// Node → its unit. Units are numbered in a topological order.
+  std::vector<uint32_t> unit_of_node;
+  /// The unit-level graph: compute summed, weights merged (each block once),
+  /// tensors that cross units as edges.
+  costmodel::CostGraph graph;
+};
+
+absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& nodes,
+                                   const costmodel::Cluster& cluster,
+                                   const CoarsenOptions& options = {});
+
+/// A placement of units as a placement of nodes (priorities carried over).
+costmodel::Placement ExpandPlacement(const Coarsening& coarsening,
+                                     const costmodel::Placement& units);
+
+}  // namespace autopar::passes
+
+#endif  // AUTOPAR_PASSES_COARSEN_H_

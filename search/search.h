@@ -1,0 +1,56 @@
+// The placement search interface (DESIGN.md §6): every algorithm — SGP, TGA
+// and the baselines — takes the frozen CostGraph and the Cluster and returns
+// a Placement (a device, and a priority, per unit). Each algorithm lives in
+// its own .h/.cc pair; Place() dispatches by name.
+#ifndef AUTOPAR_SEARCH_SEARCH_H_
+#define AUTOPAR_SEARCH_SEARCH_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "costmodel/simulator.h"
+
+namespace autopar::search {
+
+/// What an iterative search reports while it runs.
+struct Progress {
+  int64_t iteration = 0;
+  double best_step_time_us = 0;
+  bool feasible = false;
+  double elapsed_s = 0;
+};
+
+struct SearchOptions {
+  uint64_t seed = 1;
+  /// Wall-clock budget of iterative searches (TGA); one-shot ones ignore it.
+  double time_budget_s = 10;
+  /// Worker threads of searches that evaluate in parallel. Results never
+  /// depend on it.
+  int threads = 1;
+  /// Micro-batches the placement will run with (the simulator's setting).
+  int microbatches = 1;
+  /// Called now and then by iterative searches; may be empty.
+  std::function<void(const Progress&)> on_progress;
+};
+
+/// Names Place() accepts, in the order `compare` lists them.
+std::vector<std::string> AlgorithmNames();
+
+/// Runs the named algorithm. Fails with ResourceExhausted when it finds no
+/// placement within the devices' memory (the message says how much memory
+/// the model needs and how many devices would do), and InvalidArgument for an
+/// unknown name.
+absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
+                                           const costmodel::CostGraph& graph,
+                                           const costmodel::Cluster& cluster,
+                                           const SearchOptions& options);
+
+}  // namespace autopar::search
+
+#endif  // AUTOPAR_SEARCH_SEARCH_H_

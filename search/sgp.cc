@@ -1,0 +1,476 @@
+// SGP, step by step (see sgp.h for what it promises):
+//
+//  1. Comprehensive cost of every unit: its compute on each device kind
+//     (prefix sums along the topological order, so that a segment's time on a
+//     device is one subtraction) and the communication of its edges — each
+//     tensor's transfer time on the cluster's typical link, summed into the
+//     cost of cutting the order at each position. Also the in-order memory
+//     profile and the graph's parallelism (work / critical path).
+//  2. Load-balanced partition that respects dependencies: contiguous segments
+//     of the topological order, segment j on device j, each within its
+//     device's memory (SegmentEnds' estimate) and of the least possible
+//     bottleneck time — bisection on the bottleneck, each probe a greedy fill
+//     in O(k log V) — so a device twice as fast receives twice the work. Device
+//     counts k from the fewest that hold the model upwards (the fastest
+//     devices first), until kMaxFruitlessCounts counts in a row did not win.
+//  3. Boundary refinement: each boundary moves to the cheapest cut within
+//     reach — both segments stay within memory and within kBalanceTolerance of
+//     the bottleneck; for the fewest devices also without the balance limit
+//     (a chain gains nothing from balance, only from fewer, cheaper cuts).
+//     Every variant is replayed in order (ScheduleEstimator); the fastest
+//     wins, a plan on more devices only when clearly faster.
+//  4. On wide graphs (parallelism >= kListScheduleMinParallelism), where
+//     segments serialise, list scheduling by earliest finish
+//     (ScheduleByEarliestFinish) under each device's parameter budget — its
+//     memory less the peak activations — is the other candidate. It comes
+//     first: within kNearLowerBound of the lower bound it is final, else the
+//     estimates decide between it and the segments.
+//  5. Output: the device per unit and, as priority, the planned start times.
+//     The memory is checked: ProvablePeakBytes when it suffices, else one
+//     simulation. When the chosen plan overflows the other is tried; when
+//     both do, both are made again with each overflowing device's budget cut
+//     by its overflow (at most kMaxMemoryRepairs times).
+//
+// Cost: O((V + E) · (D + k) + V log V); no simulation when memory is loose.
+#include "search/sgp.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "search/feasibility.h"
+#include "search/list_schedule.h"
+#include "search/memory_profile.h"
+#include "search/schedule_estimate.h"
+
+namespace autopar::search {
+namespace {
+
+using costmodel::Cluster;
+using costmodel::CostGraph;
+using costmodel::Placement;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// Below this parallelism (work / critical path) list scheduling cannot beat
+/// segments by much and risks needless transfers: chains, stacks.
+constexpr double kListScheduleMinParallelism = 1.3;
+/// A moved boundary keeps both segments within this fraction above the
+/// bottleneck.
+constexpr double kBalanceTolerance = 0.05;
+/// A plan on more devices must beat one on fewer by this fraction: it pays
+/// transfers the estimate may understate.
+constexpr double kMoreDevicesMargin = 0.01;
+/// Rebuilds after the simulator found an overflow.
+constexpr int kMaxMemoryRepairs = 4;
+constexpr int kBisectionSteps = 64;
+/// Device counts tried in step 2: all of them up to this many, beyond it
+/// doubling.
+constexpr int kAllDeviceCountsUpTo = 8;
+constexpr int kMaxFruitlessCounts = 2;
+/// A plan this close to the lower bound is final: no other can beat it by more.
+constexpr double kNearLowerBound = 0.05;
+
+/// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
+/// devices[j].
+struct Segments {
+  std::vector<int> devices;
+  std::vector<uint32_t> bounds;
+};
+
+struct Candidate {
+  Placement placement;
+  ScheduleEstimate estimate;
+  double score_us = kInfinity;  // the estimate at the options' micro-batches
+  int devices_used = 0;
+  std::string strategy;
+};
+
+/// Whether `a` should be preferred to `b` (see kMoreDevicesMargin).
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.devices_used > b.devices_used) return a.score_us < b.score_us * (1 - kMoreDevicesMargin);
+  return a.score_us < b.score_us;
+}
+
+class Sgp {
+ public:
+  Sgp(const CostGraph& graph, const Cluster& cluster, const SearchOptions& options)
+      : graph_(graph),
+        cluster_(cluster),
+        options_(options),
+        n_(graph.num_units()),
+        num_devices_(cluster.num_devices()),
+        estimator_(graph, cluster) {}
+
+  absl::StatusOr<SgpResult> Run();
+
+ private:
+  void ComputeCosts();
+  const std::vector<uint32_t>& EndsOn(int device);
+  double SegmentUs(int device, uint32_t begin, uint32_t end) const {
+    const std::vector<double>& prefix = prefix_us_[cluster_.device(device).kind];
+    return prefix[end] - prefix[begin];
+  }
+  bool Fill(const std::vector<int>& devices, double max_us, Segments& segments);
+  std::optional<Segments> Balance(const std::vector<int>& devices, double& bottleneck_us);
+  void Refine(Segments& segments, double max_us);
+  bool Consider(const Segments& segments, std::optional<Candidate>& best);
+  std::optional<Candidate> BestSegments();
+  std::optional<Candidate> ListScheduled();
+  bool FitsMemory(const Candidate& candidate);
+
+  const CostGraph& graph_;
+  const Cluster& cluster_;
+  const SearchOptions& options_;
+  const uint32_t n_;
+  const int num_devices_;
+
+  // Step 1.
+  TypicalLink link_;
+  MemoryProfile profile_;
+  std::vector<std::vector<double>> prefix_us_;  // per kind the cluster uses: n + 1 sums
+  std::vector<double> cut_us_;                  // cut_us_[b]: cost of cutting before unit b
+  double parallelism_ = 1;
+  double lower_bound_us_ = 0;      // costmodel::ComputeLowerBound's, at the options' micro-batches
+  std::vector<int> device_order_;  // fastest first, then most memory, then index
+
+  // Memory held back per device after the simulator found an overflow, and
+  // SegmentEnds per capacity in use.
+  std::vector<int64_t> held_back_bytes_;
+  // A deque: references to its arrays stay valid as it grows.
+  std::deque<std::pair<int64_t, std::vector<uint32_t>>> ends_by_capacity_;
+  std::vector<int32_t> scratch_device_;
+  ScheduleEstimator estimator_;
+  std::optional<costmodel::Simulator> simulator_;
+  int simulations_ = 0;
+};
+
+// Step 1.
+void Sgp::ComputeCosts() {
+  link_ = ComputeTypicalLink(cluster_);
+  profile_ = ComputeMemoryProfile(graph_);
+  held_back_bytes_.assign(num_devices_, 0);
+  scratch_device_.assign(n_, 0);
+
+  // Compute: prefix sums per kind in use.
+  prefix_us_.assign(graph_.num_device_kinds(), {});
+  for (int d = 0; d < num_devices_; ++d) {
+    std::vector<double>& prefix = prefix_us_[cluster_.device(d).kind];
+    if (!prefix.empty()) continue;
+    prefix.resize(static_cast<size_t>(n_) + 1);
+    prefix[0] = 0;
+    for (uint32_t u = 0; u < n_; ++u) {
+      prefix[u + 1] = prefix[u] + graph_.compute_us(u, cluster_.device(d).kind);
+    }
+  }
+
+  // Communication: a tensor is cut by every boundary between its producer and
+  // its last reader. Parallelism from the fastest kind's times.
+  std::vector<double> delta(static_cast<size_t>(n_) + 1, 0);
+  for (uint32_t t = 0; t < graph_.num_tensors(); ++t) {
+    const uint32_t producer = graph_.tensor_producer(t);
+    uint32_t last = producer;
+    for (uint32_t e : graph_.tensor_uses(t)) last = std::max(last, graph_.edge_dst(e));
+    if (last == producer) continue;
+    const double transfer = link_.TransferUs(graph_.tensor_bytes(t));
+    delta[producer + 1] += transfer;
+    delta[last + 1] -= transfer;
+  }
+  cut_us_.assign(static_cast<size_t>(n_) + 1, 0);
+  double running = 0;
+  for (uint32_t b = 0; b <= n_; ++b) {
+    running += delta[b];
+    cut_us_[b] = running;
+  }
+  std::vector<double> finish(n_, 0);
+  double work = 0, critical_path = 0;
+  for (uint32_t u = 0; u < n_; ++u) {
+    double fastest = kInfinity;
+    for (int d = 0; d < num_devices_; ++d) {
+      fastest = std::min(fastest, graph_.compute_us(u, cluster_.device(d).kind));
+    }
+    double start = 0;
+    for (uint32_t e : graph_.in_edges(u)) start = std::max(start, finish[graph_.edge_src(e)]);
+    finish[u] = start + fastest;
+    work += fastest;
+    critical_path = std::max(critical_path, finish[u]);
+  }
+  parallelism_ = critical_path > 0 ? work / critical_path : 1;
+  double rate = 0;  // whole graphs per µs, all devices together
+  for (int d = 0; d < num_devices_; ++d) {
+    const double total = SegmentUs(d, 0, n_);
+    if (total > 0) rate += 1 / total;
+  }
+  lower_bound_us_ =
+      std::max(critical_path / std::max(1, options_.microbatches), rate > 0 ? 1 / rate : 0);
+
+  device_order_.resize(num_devices_);
+  for (int d = 0; d < num_devices_; ++d) device_order_[d] = d;
+  std::stable_sort(device_order_.begin(), device_order_.end(), [&](int a, int b) {
+    const double ta = SegmentUs(a, 0, n_), tb = SegmentUs(b, 0, n_);
+    if (ta != tb) return ta < tb;
+    return cluster_.device(a).memory_bytes > cluster_.device(b).memory_bytes;
+  });
+}
+
+const std::vector<uint32_t>& Sgp::EndsOn(int device) {
+  const int64_t capacity = cluster_.device(device).memory_bytes - held_back_bytes_[device];
+  for (const auto& [cap, ends] : ends_by_capacity_) {
+    if (cap == capacity) return ends;
+  }
+  ends_by_capacity_.emplace_back(capacity, SegmentEnds(graph_, profile_, capacity));
+  return ends_by_capacity_.back().second;
+}
+
+// Step 2, one probe: greedy maximal segments of at most `max_us` each.
+// Segments past the last unit are empty. False when the units do not fit.
+bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segments) {
+  segments.devices = devices;
+  segments.bounds.assign(1, 0);
+  uint32_t begin = 0;
+  for (int d : devices) {
+    uint32_t end = begin;
+    if (begin < n_) {
+      const std::vector<double>& prefix = prefix_us_[cluster_.device(d).kind];
+      const auto by_time = static_cast<uint32_t>(
+          std::upper_bound(prefix.begin() + begin + 1, prefix.end(), prefix[begin] + max_us) -
+          prefix.begin() - 1);
+      end = std::min(EndsOn(d)[begin], by_time);
+      if (end == begin) return false;
+    }
+    segments.bounds.push_back(end);
+    begin = end;
+  }
+  return begin == n_;
+}
+
+// Step 2: the least bottleneck over `devices` (bisection), empty segments
+// dropped. Empty when the units do not fit these devices at all.
+std::optional<Segments> Sgp::Balance(const std::vector<int>& devices, double& bottleneck_us) {
+  Segments segments;
+  if (!Fill(devices, kInfinity, segments)) return std::nullopt;
+  double low = 0, high = 0;
+  for (int d : devices) high = std::max(high, SegmentUs(d, 0, n_));
+  for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
+    const double mid = (low + high) / 2;
+    if (Fill(devices, mid, segments)) {
+      high = mid;
+    } else {
+      low = mid;
+    }
+  }
+  Fill(devices, high, segments);
+  Segments kept;
+  kept.bounds.push_back(0);
+  bottleneck_us = 0;
+  for (size_t j = 0; j < devices.size(); ++j) {
+    const uint32_t begin = segments.bounds[j], end = segments.bounds[j + 1];
+    if (begin == end) continue;
+    kept.devices.push_back(devices[j]);
+    kept.bounds.push_back(end);
+    bottleneck_us = std::max(bottleneck_us, SegmentUs(devices[j], begin, end));
+  }
+  return kept;
+}
+
+// Step 3: every boundary to the cheapest cut that keeps both neighbours within
+// memory and within `max_us`; two sweeps.
+void Sgp::Refine(Segments& segments, double max_us) {
+  std::vector<uint32_t>& bounds = segments.bounds;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    for (size_t j = 1; j + 1 < bounds.size(); ++j) {
+      const uint32_t begin = bounds[j - 1], current = bounds[j], end = bounds[j + 1];
+      const int left = segments.devices[j - 1], right = segments.devices[j];
+      // Highest cut: the left segment grows.
+      uint32_t high = std::min(end - 1, EndsOn(left)[begin]);
+      const std::vector<double>& left_prefix = prefix_us_[cluster_.device(left).kind];
+      high = std::min<uint32_t>(
+          high, static_cast<uint32_t>(std::upper_bound(left_prefix.begin() + begin + 1,
+                                                       left_prefix.begin() + end + 1,
+                                                       left_prefix[begin] + max_us) -
+                                      left_prefix.begin() - 1));
+      // Lowest cut: the right segment grows (SegmentEnds is non-decreasing).
+      const std::vector<uint32_t>& right_ends = EndsOn(right);
+      uint32_t low = static_cast<uint32_t>(
+          std::lower_bound(right_ends.begin() + begin + 1, right_ends.begin() + end, end) -
+          right_ends.begin());
+      const std::vector<double>& right_prefix = prefix_us_[cluster_.device(right).kind];
+      low = std::max<uint32_t>(
+          low, static_cast<uint32_t>(std::lower_bound(right_prefix.begin() + begin + 1,
+                                                      right_prefix.begin() + end,
+                                                      right_prefix[end] - max_us) -
+                                     right_prefix.begin()));
+      uint32_t best = current;
+      for (uint32_t b = low; b <= high; ++b) {
+        const bool cheaper = cut_us_[b] < cut_us_[best];
+        const bool as_cheap_closer =
+            cut_us_[b] == cut_us_[best] && (b > current ? b - current : current - b) <
+                                               (best > current ? best - current : current - best);
+        if (cheaper || as_cheap_closer) best = b;
+      }
+      bounds[j] = best;
+    }
+  }
+}
+
+// Steps 2–3, scoring: replays the segments and keeps them if best so far
+// (then true).
+bool Sgp::Consider(const Segments& segments, std::optional<Candidate>& best) {
+  for (size_t j = 0; j < segments.devices.size(); ++j) {
+    std::fill(scratch_device_.begin() + segments.bounds[j],
+              scratch_device_.begin() + segments.bounds[j + 1], segments.devices[j]);
+  }
+  Candidate candidate;
+  candidate.estimate = estimator_.Run(scratch_device_);
+  candidate.score_us = candidate.estimate.PipelinedUs(options_.microbatches);
+  candidate.devices_used = static_cast<int>(segments.devices.size());
+  if (best && !Better(candidate, *best)) return false;
+  candidate.placement.device = scratch_device_;
+  candidate.placement.priority = estimator_.start_us();
+  candidate.strategy = "segments";
+  best = std::move(candidate);
+  return true;
+}
+
+std::optional<Candidate> Sgp::BestSegments() {
+  auto first_devices = [&](int k) {
+    std::vector<int> devices(device_order_.begin(), device_order_.begin() + k);
+    std::sort(devices.begin(), devices.end());  // neighbours in index order share islands
+    return devices;
+  };
+  int fewest = 0;
+  Segments segments;
+  for (int k = 1; k <= num_devices_ && fewest == 0; ++k) {
+    if (Fill(first_devices(k), kInfinity, segments)) fewest = k;
+  }
+  if (fewest == 0) return std::nullopt;
+
+  // More devices stop paying off on chains and serialised segments; the
+  // search stops after kMaxFruitlessCounts counts in a row that did not win.
+  std::optional<Candidate> best;
+  int fruitless = 0;
+  for (int k = fewest; k <= num_devices_ && fruitless < kMaxFruitlessCounts;) {
+    double bottleneck_us = 0;
+    std::optional<Segments> balanced = Balance(first_devices(k), bottleneck_us);
+    bool won = false;
+    if (balanced) {
+      if (k == fewest) {
+        Segments cheapest = *balanced;
+        Refine(cheapest, kInfinity);
+        won |= Consider(cheapest, best);
+      }
+      Refine(*balanced, bottleneck_us * (1 + kBalanceTolerance));
+      won |= Consider(*balanced, best);
+    }
+    fruitless = won ? 0 : fruitless + 1;
+    if (k == num_devices_) break;
+    k = (num_devices_ - fewest < kAllDeviceCountsUpTo) ? k + 1 : std::min(2 * k, num_devices_);
+  }
+  return best;
+}
+
+// Step 4.
+std::optional<Candidate> Sgp::ListScheduled() {
+  std::vector<int64_t> budget(num_devices_);
+  for (int d = 0; d < num_devices_; ++d) {
+    budget[d] =
+        cluster_.device(d).memory_bytes - held_back_bytes_[d] - profile_.peak_activation_bytes;
+  }
+  std::optional<ListSchedule> schedule = ScheduleByEarliestFinish(graph_, cluster_, link_, budget);
+  if (!schedule) return std::nullopt;
+  Candidate candidate;
+  candidate.placement = std::move(schedule->placement);
+  candidate.estimate = schedule->estimate;
+  candidate.score_us = candidate.estimate.PipelinedUs(options_.microbatches);
+  std::vector<uint8_t> used(num_devices_, 0);
+  for (int32_t d : candidate.placement.device) used[d] = 1;
+  candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  candidate.strategy = "list";
+  return candidate;
+}
+
+// Step 5: the bound, else the simulator. A device over capacity has its
+// budget cut by the overflow (and 1/64 of its memory) for the next attempt.
+bool Sgp::FitsMemory(const Candidate& candidate) {
+  const std::vector<int64_t> bound =
+      ProvablePeakBytes(graph_, candidate.placement.device, num_devices_);
+  bool proven = true;
+  for (int d = 0; d < num_devices_; ++d) proven &= bound[d] <= cluster_.device(d).memory_bytes;
+  if (proven) return true;
+  if (!simulator_) simulator_.emplace(graph_, cluster_);
+  ++simulations_;
+  const costmodel::SimulationResult& result = simulator_->Run(
+      candidate.placement, costmodel::SimulationOptions{.microbatches = options_.microbatches});
+  bool fits = true;
+  for (int d = 0; d < num_devices_; ++d) {
+    const int64_t capacity = cluster_.device(d).memory_bytes;
+    const int64_t over = result.devices[d].peak_memory_bytes - capacity;
+    if (over <= 0) continue;
+    fits = false;
+    held_back_bytes_[d] += over + capacity / 64;
+  }
+  return fits;
+}
+
+absl::StatusOr<SgpResult> Sgp::Run() {
+  if (absl::Status s = CheckSearchInputs(graph_, cluster_); !s.ok()) return s;
+  SgpResult result;
+  result.strategy = "segments";
+  if (n_ == 0) return result;
+  if (absl::Status s = CheckEveryUnitFits(graph_, cluster_); !s.ok()) return s;
+  ComputeCosts();
+
+  auto finish = [&](Candidate& chosen) {
+    result.placement = std::move(chosen.placement);
+    result.strategy = chosen.strategy;
+    result.devices_used = chosen.devices_used;
+    result.estimated_step_us = chosen.score_us;
+    result.simulations = simulations_;
+    return result;
+  };
+  // On wide graphs the list schedule comes first: when it is within
+  // kNearLowerBound of the lower bound no segment plan can beat it by more.
+  // A plan that overflows in the simulator has that device's budget cut by
+  // the overflow (FitsMemory), and both plans are made again.
+  const bool wide = num_devices_ > 1 && parallelism_ >= kListScheduleMinParallelism;
+  for (int repair = 0; repair <= kMaxMemoryRepairs; ++repair) {
+    if (repair > 0) ends_by_capacity_.clear();  // capacities changed
+    bool overflowed = false;
+    std::optional<Candidate> list;
+    if (wide) list = ListScheduled();
+    if (list && list->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) {
+      if (FitsMemory(*list)) return finish(*list);
+      overflowed = true;
+      list.reset();
+    }
+    std::optional<Candidate> segments = BestSegments();
+    std::vector<Candidate*> order;
+    if (segments) order.push_back(&*segments);
+    if (list) order.push_back(&*list);
+    if (order.size() == 2 && Better(*order[1], *order[0])) std::swap(order[0], order[1]);
+    for (Candidate* candidate : order) {
+      if (FitsMemory(*candidate)) return finish(*candidate);
+      overflowed = true;
+    }
+    if (!overflowed) break;  // no plan within the estimates: nothing to repair
+  }
+  return InfeasibleError(graph_, cluster_);
+}
+
+}  // namespace
+
+absl::StatusOr<SgpResult> RunSgp(const CostGraph& graph, const Cluster& cluster,
+                                 const SearchOptions& options) {
+  return Sgp(graph, cluster, options).Run();
+}
+
+absl::StatusOr<Placement> PlaceSgp(const CostGraph& graph, const Cluster& cluster,
+                                   const SearchOptions& options) {
+  absl::StatusOr<SgpResult> result = RunSgp(graph, cluster, options);
+  if (!result.ok()) return result.status();
+  return std::move(result->placement);
+}
+
+}  // namespace autopar::search

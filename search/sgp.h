@@ -1,0 +1,53 @@
+// SGP (Swift Graph Partition): a placement in milliseconds, without profiling
+// and without iterating (DESIGN.md §6, issue 5). SGP partitions the
+// topological order into load-balanced, memory-feasible contiguous segments
+// — one per device, or fewer when fewer are faster: a chain that fits one
+// device stays on it — moves the segment boundaries to cheap cuts, and on
+// wide graphs, where contiguous segments serialise, also list-schedules the
+// units; SGP's estimates pick the faster plan. The steps are numbered in
+// sgp.cc.
+//
+// Guarantees: the result never exceeds a device's memory in the simulator
+// (it is checked: by ProvablePeakBytes when that suffices, else by one
+// simulation, with a repair when the estimate fell short); a model that fits
+// no split of the cluster fails with InfeasibleError's ResourceExhausted.
+// Deterministic: no randomness, stable tie-breaks, no dependence on threads.
+#ifndef AUTOPAR_SEARCH_SGP_H_
+#define AUTOPAR_SEARCH_SGP_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "costmodel/simulator.h"
+#include "search/search.h"
+
+namespace autopar::search {
+
+/// What SGP chose, for reports and benchmarks.
+struct SgpResult {
+  costmodel::Placement placement;
+  /// "segments" (contiguous segments of the topological order) or "list"
+  /// (earliest-finish list scheduling).
+  std::string strategy;
+  /// Devices that received work.
+  int devices_used = 0;
+  /// SGP's own estimate of the step time, µs (not the simulator's).
+  double estimated_step_us = 0;
+  /// Simulator runs spent checking memory (0 when the bound sufficed).
+  int simulations = 0;
+};
+
+/// SGP with its report.
+absl::StatusOr<SgpResult> RunSgp(const costmodel::CostGraph& graph,
+                                 const costmodel::Cluster& cluster, const SearchOptions& options);
+
+/// SGP behind the common interface: the placement (device and priority per unit).
+absl::StatusOr<costmodel::Placement> PlaceSgp(const costmodel::CostGraph& graph,
+                                              const costmodel::Cluster& cluster,
+                                              const SearchOptions& options);
+
+}  // namespace autopar::search
+
+#endif  // AUTOPAR_SEARCH_SGP_H_

@@ -1,0 +1,297 @@
+// Schedules small enough to check by hand, and properties on random graphs.
+#include "costmodel/simulator.h"
+
+#include <random>
+
+#include "costmodel/lower_bound.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace autopar::costmodel {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+DeviceSpec TestDevice(const std::string& name) {
+  DeviceSpec d;
+  d.name = name;
+  d.memory_bytes = kGiB;
+  return d;
+}
+
+// 1 byte per ns: 1,000 bytes take 1 µs; no latency unless given.
+Cluster TestCluster(int devices, double latency_us = 0) {
+  return MakeHomogeneousCluster(TestDevice("test"), devices, kGiB, 1e9, latency_us);
+}
+
+// A graph from a list of units (compute µs) and edges (src, dst, bytes):
+// each edge is its own tensor unless `shared` says the source's first output.
+struct GraphSpec {
+  std::vector<double> compute_us;
+  struct Edge {
+    uint32_t src, dst;
+    int64_t bytes;
+  };
+  std::vector<Edge> edges;
+};
+
+CostGraph Build(const GraphSpec& spec, int kinds = 1, double slow_factor = 1) {
+  CostGraph::Builder b(kinds);
+  for (size_t u = 0; u < spec.compute_us.size(); ++u) {
+    std::vector<double> times = {spec.compute_us[u]};
+    if (kinds == 2) times.push_back(spec.compute_us[u] * slow_factor);
+    b.AddUnit({.name = "u" + std::to_string(u), .op = "Op", .compute_us = times});
+  }
+  for (const GraphSpec::Edge& e : spec.edges) {
+    uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});
+    b.AddUse(t, e.dst);
+  }
+  absl::StatusOr<CostGraph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+TEST(SimulatorTest, SingleDeviceStepIsTheSumOfUnitTimes) {
+  CostGraph g = Build({{10, 20, 30}, {{0, 1, 1000}, {1, 2, 1000}}});
+  Cluster c = TestCluster(1);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 0, 0}});
+  EXPECT_DOUBLE_EQ(r.step_time_us, 60);
+  EXPECT_DOUBLE_EQ(r.devices[0].busy_us, 60);
+  EXPECT_EQ(r.transfers, 0);
+  EXPECT_EQ(r.comm_bytes, 0);
+}
+
+TEST(SimulatorTest, ChainSplitPaysOneTransfer) {
+  // u0 on device 0; u1, u2 on device 1: 10 + 2 (2,000 bytes + 0.5 latency) + 20 + 30.
+  CostGraph g = Build({{10, 20, 30}, {{0, 1, 2000}, {1, 2, 1000}}});
+  Cluster c = TestCluster(2, /*latency_us=*/0.5);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 1, 1}});
+  EXPECT_DOUBLE_EQ(r.step_time_us, 62.5);
+  EXPECT_EQ(r.transfers, 1);
+  EXPECT_EQ(r.link_bytes[0 * 2 + 1], 2000);
+  EXPECT_EQ(r.link_bytes[1 * 2 + 0], 0);
+}
+
+TEST(SimulatorTest, DiamondOverlapsBranches) {
+  // u0 → u1 (device 1), u0 → u2 (device 0), both → u3 (device 0).
+  // Branch on device 1: 5 µs there, 30 µs work, 5 µs back = 40; local branch 35.
+  CostGraph g = Build({{10, 30, 35, 10}, {{0, 1, 5000}, {0, 2, 1}, {1, 3, 5000}, {2, 3, 1}}});
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 1, 0, 0}});
+  EXPECT_DOUBLE_EQ(r.step_time_us, 10 + 40 + 10);
+  EXPECT_EQ(r.transfers, 2);
+}
+
+TEST(SimulatorTest, TensorIsSentOncePerDestinationDevice) {
+  // One tensor of u0 read by u1 and u2, both on device 1.
+  CostGraph::Builder b(1);
+  for (int u = 0; u < 3; ++u) b.AddUnit({.name = "u", .op = "Op", .compute_us = {10}});
+  uint32_t t = b.AddTensor({.name = "x", .producer = 0, .bytes = 4000});
+  b.AddUse(t, 1);
+  b.AddUse(t, 2);
+  CostGraph g = *std::move(b).Build();
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 1, 1}});
+  EXPECT_EQ(r.transfers, 1);
+  EXPECT_EQ(r.comm_bytes, 4000);
+  EXPECT_DOUBLE_EQ(r.step_time_us, 10 + 4 + 10 + 10);
+}
+
+TEST(SimulatorTest, ALinkCarriesOneTransferAtATime) {
+  // u0 sends two 10,000-byte tensors to device 1: the second waits for the first.
+  CostGraph g = Build({{1, 1, 1}, {{0, 1, 10000}, {0, 2, 10000}}});
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  SimulationOptions options{.record_timeline = true};
+  const SimulationResult& r = sim.Run({.device = {0, 1, 1}}, options);
+  // Arrivals at 11 and 21; u1 runs 11–12, u2 runs 21–22.
+  EXPECT_DOUBLE_EQ(r.step_time_us, 22);
+  int transfers = 0;
+  for (const TimelineEntry& e : r.timeline) {
+    if (e.kind != TimelineEntry::Kind::kTransfer) continue;
+    EXPECT_DOUBLE_EQ(e.end_us - e.start_us, 10);
+    ++transfers;
+  }
+  EXPECT_EQ(transfers, 2);
+}
+
+TEST(SimulatorTest, HeterogeneousDevicesUseTheirKindsTimes) {
+  // Kind 1 is twice as slow. Two independent units, one per device.
+  CostGraph g = Build({{10, 10}, {}}, /*kinds=*/2, /*slow_factor=*/2);
+  Cluster c = TestCluster(2);
+  c.kinds.push_back(TestDevice("slow"));
+  c.devices[1].kind = 1;
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 1}});
+  EXPECT_DOUBLE_EQ(r.devices[0].busy_us, 10);
+  EXPECT_DOUBLE_EQ(r.devices[1].busy_us, 20);
+  EXPECT_DOUBLE_EQ(r.step_time_us, 20);
+}
+
+TEST(SimulatorTest, PriorityDecidesAmongReadyUnits) {
+  // u0 and u1 are independent on one device; u1 feeds a long unit u2 on
+  // device 1. Running u1 first hides u2 behind u0.
+  CostGraph g = Build({{10, 10, 50}, {{1, 2, 0}}});
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  EXPECT_DOUBLE_EQ(sim.Run({.device = {0, 0, 1}, .priority = {0, 1, 2}}).step_time_us, 70);
+  EXPECT_DOUBLE_EQ(sim.Run({.device = {0, 0, 1}, .priority = {1, 0, 2}}).step_time_us, 60);
+  // The default (bottom level) finds the better order by itself.
+  EXPECT_DOUBLE_EQ(sim.Run({.device = {0, 0, 1}}).step_time_us, 60);
+}
+
+TEST(SimulatorTest, MemoryPeakOfAChainByHand) {
+  // u0 (out 100) → u1 (out 50) → u2 (out 10, a graph output), one device.
+  // u1 running: its input and output are live: 150. u2 running: 50 + 10.
+  CostGraph::Builder b(1);
+  for (int u = 0; u < 3; ++u) b.AddUnit({.name = "u", .op = "Op", .compute_us = {1}});
+  b.AddTensor({.name = "a", .producer = 0, .bytes = 100});
+  b.AddTensor({.name = "b", .producer = 1, .bytes = 50});
+  b.AddTensor({.name = "c", .producer = 2, .bytes = 10, .is_graph_output = true});
+  b.AddUse(0, 1);
+  b.AddUse(1, 2);
+  CostGraph g = *std::move(b).Build();
+  Cluster c = TestCluster(1);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 0, 0}});
+  EXPECT_EQ(r.devices[0].peak_activation_bytes, 150);
+  EXPECT_EQ(r.devices[0].param_bytes, 0);
+}
+
+TEST(SimulatorTest, SharedParametersCountOncePerDevice) {
+  CostGraph::Builder b(1);
+  uint32_t shared = b.AddParameter(1000);
+  uint32_t own = b.AddParameter(300);
+  b.AddUnit({.name = "a", .op = "MatMul", .compute_us = {1}, .params = {shared, own}});
+  b.AddUnit({.name = "b", .op = "MatMul", .compute_us = {1}, .params = {shared}});
+  b.AddUnit({.name = "c", .op = "MatMul", .compute_us = {1}, .params = {shared}});
+  CostGraph g = *std::move(b).Build();
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 0, 1}});
+  EXPECT_EQ(r.devices[0].param_bytes, 1300);
+  EXPECT_EQ(r.devices[1].param_bytes, 1000);
+}
+
+TEST(SimulatorTest, ReceivedCopyAndWorkspaceCountInMemory) {
+  // u0 on device 0 sends 400 bytes to u1 on device 1, whose workspace is 25.
+  CostGraph::Builder b(1);
+  b.AddUnit({.name = "u0", .op = "Op", .compute_us = {1}});
+  b.AddUnit({.name = "u1", .op = "Op", .compute_us = {1}, .temp_bytes = 25});
+  b.AddTensor({.name = "x", .producer = 0, .bytes = 400});
+  b.AddTensor({.name = "y", .producer = 1, .bytes = 8, .is_graph_output = true});
+  b.AddUse(0, 1);
+  CostGraph g = *std::move(b).Build();
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0, 1}});
+  EXPECT_EQ(r.devices[0].peak_activation_bytes, 400);
+  EXPECT_EQ(r.devices[1].peak_activation_bytes, 400 + 25 + 8);
+}
+
+TEST(SimulatorTest, OverflowIsReported) {
+  CostGraph::Builder b(1);
+  uint32_t p = b.AddParameter(3 * kGiB / 2);
+  b.AddUnit({.name = "big", .op = "MatMul", .compute_us = {1}, .params = {p}});
+  CostGraph g = *std::move(b).Build();
+  Cluster c = TestCluster(1);
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run({.device = {0}});
+  EXPECT_TRUE(r.memory_overflow);
+  EXPECT_EQ(r.overflow_bytes, kGiB / 2);
+}
+
+TEST(SimulatorTest, MicrobatchesOnABalancedChainMatchThePipelineFormula) {
+  // K stages of T µs each on K devices, free transfers: (K + M - 1) · T / M.
+  constexpr int kStages = 4;
+  constexpr double kStageUs = 100;
+  GraphSpec spec;
+  for (int s = 0; s < kStages; ++s) spec.compute_us.push_back(kStageUs);
+  for (uint32_t s = 0; s + 1 < kStages; ++s) spec.edges.push_back({s, s + 1, 0});
+  CostGraph g = Build(spec);
+  Cluster c = TestCluster(kStages);
+  Simulator sim(g, c);
+  for (int m : {1, 2, 4, 8, 16}) {
+    const SimulationResult& r = sim.Run({.device = {0, 1, 2, 3}}, {.microbatches = m});
+    EXPECT_NEAR(r.step_time_us, (kStages + m - 1) * kStageUs / m, 1e-9) << m << " micro-batches";
+  }
+}
+
+// Random layered DAGs for the properties below.
+CostGraph RandomGraph(std::mt19937& rng, uint32_t n) {
+  GraphSpec spec;
+  std::uniform_real_distribution<double> time(1, 100);
+  std::uniform_int_distribution<int64_t> bytes(0, 200000);
+  for (uint32_t u = 0; u < n; ++u) {
+    spec.compute_us.push_back(time(rng));
+    if (u == 0) continue;
+    int fan_in = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < fan_in; ++k)
+      spec.edges.push_back({static_cast<uint32_t>(rng() % u), u, bytes(rng)});
+  }
+  return Build(spec);
+}
+
+TEST(SimulatorPropertyTest, StepTimeIsAtLeastTheLowerBound) {
+  std::mt19937 rng(42);
+  for (int trial = 0; trial < 50; ++trial) {
+    CostGraph g = RandomGraph(rng, 20 + trial * 3);
+    const int devices = 1 + trial % 4;
+    Cluster c = TestCluster(devices, 1);
+    Simulator sim(g, c);
+    Placement p;
+    for (uint32_t u = 0; u < g.num_units(); ++u)
+      p.device.push_back(static_cast<int32_t>(rng() % devices));
+    const SimulationResult& r = sim.Run(p);
+    LowerBound bound = ComputeLowerBound(g, c);
+    EXPECT_GE(r.step_time_us + 1e-9, bound.bound_us) << "trial " << trial;
+    double busy = 0;
+    for (const DeviceUsage& d : r.devices) busy += d.busy_us;
+    double total = 0;
+    for (uint32_t u = 0; u < g.num_units(); ++u) total += g.compute_us(u, 0);
+    EXPECT_NEAR(busy, total, 1e-6);
+  }
+}
+
+TEST(SimulatorPropertyTest, OneDeviceRunsEverythingBackToBack) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    CostGraph g = RandomGraph(rng, 50);
+    Cluster c = TestCluster(1);
+    Simulator sim(g, c);
+    double total = 0;
+    for (uint32_t u = 0; u < g.num_units(); ++u) total += g.compute_us(u, 0);
+    EXPECT_NEAR(sim.Run({.device = std::vector<int32_t>(g.num_units(), 0)}).step_time_us, total,
+                1e-6);
+  }
+}
+
+TEST(SimulatorPropertyTest, RunsAreRepeatable) {
+  std::mt19937 rng(3);
+  CostGraph g = RandomGraph(rng, 300);
+  Cluster c = TestCluster(4, 2);
+  Simulator sim(g, c);
+  Placement p;
+  for (uint32_t u = 0; u < g.num_units(); ++u) p.device.push_back(static_cast<int32_t>(u % 4));
+  const double first = sim.Run(p).step_time_us;
+  const int64_t first_peak = sim.Run(p).devices[2].peak_memory_bytes;
+  Simulator fresh(g, c);
+  EXPECT_EQ(fresh.Run(p).step_time_us, first);
+  EXPECT_EQ(fresh.Run(p).devices[2].peak_memory_bytes, first_peak);
+}
+
+TEST(CheckPlacementTest, RejectsBadPlacements) {
+  CostGraph g = Build({{1, 1}, {{0, 1, 1}}});
+  Cluster c = TestCluster(2);
+  EXPECT_TRUE(CheckPlacement(g, c, {.device = {0, 1}}).ok());
+  EXPECT_FALSE(CheckPlacement(g, c, {.device = {0}}).ok());
+  EXPECT_FALSE(CheckPlacement(g, c, {.device = {0, 2}}).ok());
+  EXPECT_FALSE(CheckPlacement(g, c, {.device = {0, 1}, .priority = {1}}).ok());
+}
+
+}  // namespace
+}  // namespace autopar::costmodel

@@ -1,0 +1,91 @@
+// Small cost graphs and clusters for the search tests, built in code.
+#ifndef AUTOPAR_TESTS_SEARCH_TEST_GRAPHS_H_
+#define AUTOPAR_TESTS_SEARCH_TEST_GRAPHS_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "gtest/gtest.h"
+
+namespace autopar::search::testing {
+
+/// Units (compute µs on kind 0, kind k taking (1 + k · (slowdown − 1))× as
+/// long; private parameter bytes) and edges (src → dst, each its own tensor).
+struct GraphSpec {
+  struct Unit {
+    double compute_us = 10;
+    int64_t param_bytes = 0;
+  };
+  struct Edge {
+    uint32_t src, dst;
+    int64_t bytes;
+  };
+  std::vector<Unit> units;
+  std::vector<Edge> edges;
+};
+
+inline costmodel::CostGraph BuildGraph(const GraphSpec& spec, int kinds = 1, double slowdown = 2) {
+  costmodel::CostGraph::Builder b(kinds);
+  for (size_t u = 0; u < spec.units.size(); ++u) {
+    costmodel::CostGraph::UnitSpec unit{.name = "u" + std::to_string(u), .op = "Op"};
+    for (int k = 0; k < kinds; ++k) {
+      unit.compute_us.push_back(spec.units[u].compute_us * (1 + k * (slowdown - 1)));
+    }
+    if (spec.units[u].param_bytes > 0) {
+      unit.params.push_back(b.AddParameter(spec.units[u].param_bytes));
+    }
+    b.AddUnit(std::move(unit));
+  }
+  for (const GraphSpec::Edge& e : spec.edges) {
+    uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});
+    b.AddUse(t, e.dst);
+  }
+  absl::StatusOr<costmodel::CostGraph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+/// A chain u0 → u1 → … of `compute_us` each; edge i (u_i → u_{i+1}) carries
+/// edge_bytes[i].
+inline GraphSpec Chain(const std::vector<int64_t>& edge_bytes, double compute_us = 10,
+                       int64_t param_bytes = 0) {
+  GraphSpec spec;
+  spec.units.assign(edge_bytes.size() + 1, {compute_us, param_bytes});
+  for (uint32_t i = 0; i < edge_bytes.size(); ++i) spec.edges.push_back({i, i + 1, edge_bytes[i]});
+  return spec;
+}
+
+/// A random DAG: each unit reads one to three of the `window` units before
+/// it (1: a chain), random compute, parameters and tensor sizes.
+inline GraphSpec RandomDag(uint32_t units, uint64_t seed, uint32_t window = 8) {
+  std::mt19937_64 rng(seed);
+  GraphSpec spec;
+  for (uint32_t u = 0; u < units; ++u) {
+    spec.units.push_back({static_cast<double>(1 + rng() % 50), static_cast<int64_t>(rng() % 5000)});
+    if (u == 0) continue;
+    const int inputs = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < inputs; ++i) {
+      const uint32_t reach = std::min(u, window);
+      spec.edges.push_back({u - 1 - static_cast<uint32_t>(rng() % reach), u,
+                            static_cast<int64_t>(100 + rng() % 3000)});
+    }
+  }
+  return spec;
+}
+
+/// `devices` devices of `memory_bytes` each; 1 byte per ns links (1,000 bytes
+/// take 1 µs) with `latency_us`.
+inline costmodel::Cluster TestCluster(int devices, int64_t memory_bytes, double latency_us = 1) {
+  costmodel::DeviceSpec device;
+  device.name = "test";
+  device.memory_bytes = memory_bytes;
+  return costmodel::MakeHomogeneousCluster(device, devices, memory_bytes, 1e9, latency_us);
+}
+
+}  // namespace autopar::search::testing
+
+#endif  // AUTOPAR_TESTS_SEARCH_TEST_GRAPHS_H_

@@ -1,0 +1,88 @@
+// Output comparison. Floating-point outputs pass when every element satisfies
+//   |a - b| <= atol + rtol * |b|      (a: actual, b: reference)
+// with NaN == NaN and equal infinities accepted. Reported errors:
+//   max_abs = max |a - b|
+//   max_rel = max |a - b| / max(|b|, atol)   (floored so near-zero references
+//                                             do not report huge relative errors)
+// float16 outputs use at least 1e-3 for both tolerances (half precision's
+// epsilon) unless tolerances were given explicitly. Integer, bool and string
+// outputs must match exactly. Types and shapes must match exactly.
+import { dtypeFromName, halfToFloat } from './dtypes.mjs';
+
+/** Compares one tensor with its reference. Returns a record; `ok` says whether it passes. */
+export function compareTensor(name, actual, expected, { atol = 1e-4, rtol = 1e-4, halfTolerance = 1e-3 } = {}) {
+  const rec = { name, type: expected.type, shape: expected.dims, count: 0, mismatches: 0, maxAbs: 0, maxRel: 0, ok: true, reason: '' };
+  const fail = (reason) => Object.assign(rec, { ok: false, reason, maxAbs: null, maxRel: null });
+  if (!actual) return fail('missing from the deployment outputs');
+  if (actual.type !== expected.type) return fail(`element type ${actual.type}, expected ${expected.type}`);
+  const same = actual.dims.length === expected.dims.length && actual.dims.every((d, i) => d === expected.dims[i]);
+  if (!same) return fail(`shape [${actual.dims}], expected [${expected.dims}]`);
+  const dt = dtypeFromName(expected.type);
+  const a = actual.data;
+  const b = expected.data;
+  rec.count = b.length;
+  if (dt.kind === 'float' || dt.kind === 'half') {
+    const half = dt.kind === 'half';
+    const at = half ? Math.max(atol, halfTolerance) : atol;
+    const rt = half ? Math.max(rtol, halfTolerance) : rtol;
+    for (let i = 0; i < b.length; i++) {
+      const x = half ? halfToFloat(a[i]) : a[i];
+      const y = half ? halfToFloat(b[i]) : b[i];
+      if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
+      const diff = Math.abs(x - y);
+      const bad = !Number.isFinite(x) || !Number.isFinite(y) || !(diff <= at + rt * Math.abs(y));
+      const d = Number.isNaN(diff) ? Infinity : diff;
+      rec.maxAbs = Math.max(rec.maxAbs, d);
+      rec.maxRel = Math.max(rec.maxRel, d / Math.max(Math.abs(y), at));
+      if (bad) rec.mismatches++;
+    }
+    rec.atol = at;
+    rec.rtol = rt;
+  } else {
+    for (let i = 0; i < b.length; i++) {
+      if (a[i] === b[i]) continue;
+      rec.mismatches++;
+      if (dt.kind !== 'string') {
+        const d = Math.abs(Number(a[i]) - Number(b[i]));
+        rec.maxAbs = Math.max(rec.maxAbs, d);
+        rec.maxRel = Math.max(rec.maxRel, d / Math.max(Math.abs(Number(b[i])), 1));
+      }
+    }
+  }
+  if (rec.mismatches) markFailed(rec, `${rec.mismatches} of ${rec.count} elements differ beyond tolerance`);
+  return rec;
+}
+
+function markFailed(rec, reason) {
+  rec.ok = false;
+  rec.reason = reason;
+}
+
+/** Compares every reference output (in the given name order). Returns { ok, results, maxAbs, maxRel }. */
+export function compareOutputs(actualByName, expectedByName, names, opts) {
+  const results = names.map((n) => compareTensor(n, actualByName[n], expectedByName[n], opts));
+  const finite = (k) => results.map((r) => r[k]).filter((v) => typeof v === 'number');
+  return {
+    ok: results.every((r) => r.ok),
+    results,
+    maxAbs: Math.max(0, ...finite('maxAbs')),
+    maxRel: Math.max(0, ...finite('maxRel')),
+  };
+}
+
+const fmt = (v) => (v === null || v === undefined ? '-' : v === 0 ? '0' : v.toExponential(2));
+
+/** Human-readable lines for a comparison against `label` ('original model', 'expected outputs'). */
+export function formatComparison(cmp, label, { atol, rtol }) {
+  const w = Math.max(...cmp.results.map((r) => r.name.length), 4);
+  const lines = cmp.results.map((r) =>
+    `  ${r.name.padEnd(w)}  ${String(r.type).padEnd(7)} [${r.shape}]  max_abs ${fmt(r.maxAbs)}  max_rel ${fmt(r.maxRel)}  ${r.ok ? 'ok' : 'MISMATCH: ' + r.reason}`,
+  );
+  const bad = cmp.results.filter((r) => !r.ok).length;
+  lines.push(
+    cmp.ok
+      ? `PASS vs ${label}: ${cmp.results.length} output${cmp.results.length === 1 ? "" : "s"} within atol ${atol} + rtol ${rtol} (max abs ${fmt(cmp.maxAbs)}, max rel ${fmt(cmp.maxRel)})`
+      : `FAIL vs ${label}: ${bad} of ${cmp.results.length} outputs mismatch (atol ${atol}, rtol ${rtol}; max abs ${fmt(cmp.maxAbs)}, max rel ${fmt(cmp.maxRel)})`,
+  );
+  return lines;
+}
