@@ -1,0 +1,104 @@
+// Internals of passes/partition shared by the device-model and stage-model
+// builders: the analysis of a placement and helpers that assemble ModelProtos
+// from pieces of the source model. Not part of the public API.
+#ifndef AUTOPAR_PASSES_PARTITION_INTERNAL_H_
+#define AUTOPAR_PASSES_PARTITION_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/graph.h"
+#include "onnx/onnx_pb.h"
+#include "onnx_io/model.h"
+#include "passes/partition.h"
+
+namespace autopar::passes::partition_internal {
+
+/// Every name the model uses: node names and value names of the main graph,
+/// of every subgraph body (at any depth) and of model-local functions.
+absl::flat_hash_set<std::string> CollectModelNames(const onnx::ModelProto& model);
+
+/// Makes names that collide with nothing taken so far: `base` when free, else
+/// `base_1`, `base_2`, ... Every name it returns is taken from then on.
+class NameGenerator {
+ public:
+  explicit NameGenerator(absl::flat_hash_set<std::string> taken) : taken_(std::move(taken)) {}
+  std::string Make(const std::string& base);
+
+ private:
+  absl::flat_hash_set<std::string> taken_;
+};
+
+/// Where each IR value of the main graph appears in the source GraphProto
+/// (-1: nowhere).
+struct SourceIndex {
+  std::vector<int32_t> initializer;
+  std::vector<int32_t> sparse_initializer;
+  std::vector<int32_t> input;  // graph.input() position (IR < 4 lists weights too)
+  std::vector<int32_t> output;
+  std::vector<int32_t> value_info;
+};
+
+/// What Partition works from, computed once.
+struct Analysis {
+  const onnx_io::Model* model = nullptr;
+  const ir::Graph* graph = nullptr;
+  absl::Span<const int32_t> device;  // per node
+  int num_devices = 0;
+  SourceIndex index;
+  /// Per node: a Constant, copied to every device (or stage) reading it
+  /// rather than sent.
+  std::vector<char> replicated;
+  /// Per node: its inputs and captured outer values, each once, in order.
+  std::vector<std::vector<ir::ValueId>> reads;
+  /// Per graph.outputs() entry: the device whose model outputs it.
+  std::vector<int32_t> output_device;
+  /// Types ONNX's shape inference gives values the IR cannot type (sequences,
+  /// optionals...) and the source does not declare; filled only when the
+  /// graph has such values.
+  absl::flat_hash_map<std::string, onnx::TypeProto> inferred_types;
+
+  const onnx::GraphProto& source() const { return model->proto.graph(); }
+  bool IsReplicatedProducer(ir::ValueId v) const {
+    const ir::NodeId p = graph->value(v).producer;
+    return p.valid() && replicated[p.index()];
+  }
+};
+
+absl::StatusOr<Analysis> Analyze(const onnx_io::Model& model, const ir::Graph& graph,
+                                 absl::Span<const int32_t> node_device, int num_devices);
+
+/// True for values Send/Recv can carry: tensors of a known element type.
+bool IsCarriable(const ir::Value& value);
+
+/// The type of a value at a model boundary (a stage input or output, a
+/// received tensor): the IR's dtype and inferred shape for tensors, else the
+/// type the source model declares for it, else the type ONNX's shape
+/// inference gives it. Fails when none is known.
+absl::StatusOr<onnx::ValueInfoProto> BoundaryValueInfo(const Analysis& a, ir::ValueId v);
+
+/// A model with the source's IR version, opsets, metadata and functions, and
+/// an empty graph called `graph_name`.
+onnx::ModelProto ModelShell(const onnx::ModelProto& source, const std::string& graph_name);
+
+/// Copies into `g`, in the source's order, the initializers, sparse
+/// initializers and graph inputs among `needed` (graph inputs and
+/// initializers; duplicates allowed), and the source value_info of `defined`.
+void AddSourceParts(const Analysis& a, std::vector<ir::ValueId> needed,
+                    std::vector<ir::ValueId> defined, onnx::GraphProto* g);
+
+/// The source NodeProto of node `i`.
+const onnx::NodeProto& SourceNode(const Analysis& a, size_t i);
+
+/// Builds the stage models (partition_stages.cc).
+absl::StatusOr<std::vector<Stage>> BuildStages(const Analysis& a);
+
+}  // namespace autopar::passes::partition_internal
+
+#endif  // AUTOPAR_PASSES_PARTITION_INTERNAL_H_

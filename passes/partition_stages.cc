@@ -1,0 +1,201 @@
+// Stage models: each device's nodes grouped by level (see passes/partition.h).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "passes/partition_internal.h"
+
+namespace autopar::passes::partition_internal {
+namespace {
+
+// What goes into one stage before its model is assembled.
+struct StageContents {
+  int32_t level = 0;
+  int32_t device = 0;
+  std::vector<uint32_t> nodes;         // ordinary nodes, ascending
+  std::vector<size_t> passed_outputs;  // graph outputs no ordinary node produces
+};
+
+// Note [Stage levels]: level(n) = max over the values n reads of level(p) +
+// (device(p) != device(n)), p their producer (Constants excluded: they are
+// copied into each stage that reads them). Every edge between two stages goes
+// from a lower level to a higher one, so (level, device) order is a
+// topological order of the stages.
+std::vector<int32_t> Levels(const Analysis& a) {
+  const ir::Graph& graph = *a.graph;
+  std::vector<int32_t> level(graph.num_nodes(), 0);
+  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+    if (a.replicated[i]) continue;
+    for (ir::ValueId v : a.reads[i]) {
+      const ir::NodeId p = graph.value(v).producer;
+      if (!p.valid() || a.replicated[p.index()]) continue;
+      const int32_t hop = a.device[p.index()] != a.device[i] ? 1 : 0;
+      level[i] = std::max(level[i], level[p.index()] + hop);
+    }
+  }
+  return level;
+}
+
+// Groups the nodes into stages numbered in (level, device) order.
+std::vector<StageContents> GroupStages(const Analysis& a, std::vector<int32_t>& stage_of) {
+  const ir::Graph& graph = *a.graph;
+  const std::vector<int32_t> level = Levels(a);
+  std::vector<std::pair<int32_t, int32_t>> keys;  // (level, device)
+  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+    if (!a.replicated[i]) keys.emplace_back(level[i], a.device[i]);
+  }
+  // A graph output that no ordinary node produces (a graph input or weight
+  // passed through, or a Constant) comes out of a level-0 stage of its device.
+  std::vector<std::pair<int32_t, int32_t>> passed_keys(graph.outputs().size(), {-1, -1});
+  for (size_t j = 0; j < graph.outputs().size(); ++j) {
+    const ir::NodeId p = graph.value(graph.outputs()[j]).producer;
+    if (p.valid() && !a.replicated[p.index()]) continue;
+    passed_keys[j] = {0, a.output_device[j]};
+    keys.push_back(passed_keys[j]);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  auto id_of = [&keys](std::pair<int32_t, int32_t> key) {
+    return static_cast<int32_t>(std::lower_bound(keys.begin(), keys.end(), key) - keys.begin());
+  };
+
+  std::vector<StageContents> stages(keys.size());
+  for (size_t s = 0; s < keys.size(); ++s) {
+    stages[s].level = keys[s].first;
+    stages[s].device = keys[s].second;
+  }
+  stage_of.assign(graph.num_nodes(), -1);
+  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+    if (a.replicated[i]) continue;
+    stage_of[i] = id_of({level[i], a.device[i]});
+    stages[stage_of[i]].nodes.push_back(static_cast<uint32_t>(i));
+  }
+  for (size_t j = 0; j < graph.outputs().size(); ++j) {
+    if (passed_keys[j].first >= 0) stages[id_of(passed_keys[j])].passed_outputs.push_back(j);
+  }
+  return stages;
+}
+
+absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageContents& contents,
+                                 const std::vector<int32_t>& stage_of) {
+  const ir::Graph& graph = *a.graph;
+  const onnx::GraphProto& source = a.source();
+  Stage stage;
+  stage.id = id;
+  stage.device = contents.device;
+  stage.level = contents.level;
+  stage.file = absl::StrCat("stages/s", id, ".onnx");
+  stage.proto = ModelShell(a.model->proto, absl::StrCat(source.name(), "_stage", id));
+  onnx::GraphProto* g = stage.proto.mutable_graph();
+
+  // The nodes: this stage's own, and a copy of each Constant they read.
+  std::vector<uint32_t> nodes = contents.nodes;
+  for (uint32_t i : contents.nodes) {
+    for (ir::ValueId v : a.reads[i]) {
+      if (a.IsReplicatedProducer(v)) nodes.push_back(graph.value(v).producer.index());
+    }
+  }
+  for (size_t j : contents.passed_outputs) {
+    if (a.IsReplicatedProducer(graph.outputs()[j])) {
+      nodes.push_back(graph.value(graph.outputs()[j]).producer.index());
+    }
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+
+  absl::flat_hash_set<uint32_t> defined_here;
+  std::vector<ir::ValueId> defined;
+  for (uint32_t i : nodes) {
+    *g->add_node() = SourceNode(a, i);
+    ++stage.num_nodes;
+    for (ir::ValueId v : graph.nodes()[i].outputs) {
+      if (!v.valid()) continue;
+      defined_here.insert(v.index());
+      defined.push_back(v);
+    }
+  }
+
+  // Inputs: graph inputs and weights from the source; values of other
+  // stages, typed from the IR.
+  std::vector<ir::ValueId> needed;
+  std::vector<ir::ValueId> received;
+  absl::flat_hash_set<uint32_t> received_set;
+  for (uint32_t i : contents.nodes) {
+    for (ir::ValueId v : a.reads[i]) {
+      if (defined_here.contains(v.index())) continue;
+      const ir::Value& value = graph.value(v);
+      if (value.kind == ir::ValueKind::kGraphInput || value.kind == ir::ValueKind::kInitializer) {
+        needed.push_back(v);
+      } else if (value.producer.valid() && received_set.insert(v.index()).second) {
+        received.push_back(v);
+        stage.after.push_back(stage_of[value.producer.index()]);
+      }
+    }
+  }
+  for (size_t j : contents.passed_outputs) {
+    const ir::ValueId v = graph.outputs()[j];
+    if (!graph.value(v).producer.valid()) needed.push_back(v);
+  }
+  AddSourceParts(a, std::move(needed), std::move(defined), g);
+  for (ir::ValueId v : received) {
+    absl::StatusOr<onnx::ValueInfoProto> info = BoundaryValueInfo(a, v);
+    if (!info.ok()) return info.status();
+    *g->add_input() = *std::move(info);
+  }
+  absl::flat_hash_set<std::string> initializer_names;
+  for (const onnx::TensorProto& t : g->initializer()) initializer_names.insert(t.name());
+  for (const onnx::ValueInfoProto& input : g->input()) {
+    if (!initializer_names.contains(input.name())) stage.inputs.push_back(input.name());
+  }
+
+  // Outputs: what other stages read, and the graph outputs made here.
+  auto add_output = [&](ir::ValueId v) -> absl::Status {
+    const int32_t position = a.index.output[v.index()];
+    if (position >= 0) {
+      *g->add_output() = source.output(position);
+    } else {
+      absl::StatusOr<onnx::ValueInfoProto> info = BoundaryValueInfo(a, v);
+      if (!info.ok()) return info.status();
+      *g->add_output() = *std::move(info);
+    }
+    stage.outputs.push_back(graph.value(v).name);
+    return absl::OkStatus();
+  };
+  for (uint32_t i : contents.nodes) {
+    for (ir::ValueId v : graph.nodes()[i].outputs) {
+      if (!v.valid()) continue;
+      const ir::Value& value = graph.value(v);
+      bool leaves = a.index.output[v.index()] >= 0;
+      for (ir::NodeId c : value.consumers) leaves = leaves || stage_of[c.index()] != id;
+      if (!leaves) continue;
+      if (absl::Status s = add_output(v); !s.ok()) return s;
+    }
+  }
+  for (size_t j : contents.passed_outputs) {
+    if (absl::Status s = add_output(graph.outputs()[j]); !s.ok()) return s;
+  }
+
+  std::sort(stage.after.begin(), stage.after.end());
+  stage.after.erase(std::unique(stage.after.begin(), stage.after.end()), stage.after.end());
+  return stage;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Stage>> BuildStages(const Analysis& a) {
+  std::vector<int32_t> stage_of;
+  const std::vector<StageContents> contents = GroupStages(a, stage_of);
+  std::vector<Stage> stages;
+  stages.reserve(contents.size());
+  for (size_t s = 0; s < contents.size(); ++s) {
+    absl::StatusOr<Stage> stage = BuildStage(a, static_cast<int32_t>(s), contents[s], stage_of);
+    if (!stage.ok()) return stage.status();
+    stages.push_back(*std::move(stage));
+  }
+  return stages;
+}
+
+}  // namespace autopar::passes::partition_internal
