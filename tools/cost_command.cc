@@ -9,8 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "costmodel/cost_graph_json.h"
+#include "passes/annotate_costs.h"
 #include "tools/cli_output.h"
+#include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
+#include "tools/units.h"
 
 namespace autopar::tools {
 namespace {
@@ -31,7 +35,8 @@ then the totals.
 flags:
   --device D        a preset (v100, a100-80gb, h100, h200, t4, l4, cpu, cpu:N)
                     or a device JSON file; default cpu
-  --format F        table (default), csv or json
+  --format F        table (default), csv, json, or costgraph (the tool-neutral
+                    cost-graph JSON for --devices N [--memory-per-device SIZE])
   --top N           only the N nodes with the longest predicted time
   --by-op           a breakdown per operator type (csv: instead of the nodes)
   --loop-trips N    iterations of loops whose trip count is not a constant
@@ -297,6 +302,37 @@ nlohmann::ordered_json CostReportJson(const std::string& model_name, const Model
           {"nodes", nodes}};
 }
 
+// The tool-neutral cost graph (costmodel/cost_graph_json.h) of the model for
+// --devices devices of the chosen kind, so that any placement tool can read it.
+absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const ParsedArgs& args,
+                                              const passes::ShapeOptions& shapes,
+                                              const costmodel::CostOptions& costs,
+                                              const costmodel::DeviceSpec& device) {
+  int devices = 1;
+  if (std::optional<std::string> text = args.Get("devices")) {
+    if (!absl::SimpleAtoi(*text, &devices) || devices < 1 || devices > 64) {
+      return absl::InvalidArgumentError("--devices must be a number from 1 to 64");
+    }
+  }
+  int64_t memory = device.memory_bytes;
+  if (std::optional<std::string> text = args.Get("memory-per-device")) {
+    absl::StatusOr<int64_t> bytes = ParseByteSize(*text);
+    if (!bytes.ok()) return bytes.status();
+    memory = *bytes;
+  }
+  double bandwidth = 0;
+  double latency = 0;
+  DefaultLink(device, bandwidth, latency);
+  costmodel::Cluster cluster =
+      costmodel::MakeHomogeneousCluster(device, devices, memory, bandwidth, latency);
+  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes);
+  if (!loaded.ok()) return loaded.status();
+  absl::StatusOr<passes::AnnotatedGraph> annotated =
+      passes::AnnotateCosts(loaded->graph, cluster, costs);
+  if (!annotated.ok()) return annotated.status();
+  return costmodel::CostGraphToJson(annotated->graph, &cluster).dump(2);
+}
+
 int RunCostCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ShapeFlagSpecs();
   specs.push_back({"device", true});
@@ -304,6 +340,8 @@ int RunCostCommand(const std::vector<std::string>& args) {
   specs.push_back({"top", true});
   specs.push_back({"by-op", false});
   specs.push_back({"loop-trips", true});
+  specs.push_back({"devices", true});
+  specs.push_back({"memory-per-device", true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -313,9 +351,9 @@ int RunCostCommand(const std::vector<std::string>& args) {
   }
   if (parsed->positional().size() != 1) return UsageError("cost takes one model file", kUsage);
   std::string format = parsed->Get("format").value_or("table");
-  if (format != "table" && format != "csv" && format != "json") {
-    return UsageError(absl::StrCat("--format must be table, csv or json, not '", format, "'"),
-                      kUsage);
+  if (format != "table" && format != "csv" && format != "json" && format != "costgraph") {
+    return UsageError(
+        absl::StrCat("--format must be table, csv, json or costgraph, not '", format, "'"), kUsage);
   }
   std::optional<int64_t> top;
   if (parsed->Has("top")) {
@@ -338,6 +376,13 @@ int RunCostCommand(const std::vector<std::string>& args) {
   if (!device.ok()) return ReportError(device.status());
 
   const std::string& path = parsed->positional()[0];
+  if (format == "costgraph") {
+    absl::StatusOr<std::string> graph =
+        CostGraphJsonText(path, *parsed, *shape_options, cost_options, *device);
+    if (!graph.ok()) return ReportError(graph.status());
+    std::printf("%s\n", graph->c_str());
+    return kExitOk;
+  }
   absl::StatusOr<ModelCost> cost = CostModelFile(path, *shape_options, cost_options, *device);
   if (!cost.ok()) return ReportError(cost.status());
 

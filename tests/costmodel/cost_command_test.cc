@@ -85,10 +85,9 @@ TEST(CostCommandTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(report["totals"]["param_bytes"], (108 + 4 + 16) * 4);
   ASSERT_EQ(report["nodes"].size(), 5u);
   for (const auto& node : report["nodes"]) {
-    EXPECT_THAT(Keys(node),
-                ::testing::ElementsAre("name", "op", "macs", "flops", "bytes_read", "bytes_written",
-                                       "param_bytes", "output_bytes", "time_us", "op_class",
-                                       "kernels"));
+    EXPECT_THAT(Keys(node), ::testing::ElementsAre("name", "op", "macs", "flops", "bytes_read",
+                                                   "bytes_written", "param_bytes", "output_bytes",
+                                                   "time_us", "op_class", "kernels"));
   }
   EXPECT_EQ(report["nodes"][0]["op"], "Conv");
   EXPECT_EQ(report["nodes"][0]["macs"], 4 * 64 * 3 * 9);
@@ -134,6 +133,28 @@ TEST(CostCommandTest, DeviceFile) {
   nlohmann::json report = nlohmann::json::parse(r.stdout_text);
   EXPECT_EQ(report["device"], "laptop");
   EXPECT_GT(report["totals"]["time_us"].get<double>(), 5 * 1000);
+}
+
+TEST(CostCommandTest, CostGraphFormatFeedsPlace) {
+  TempDir dir;
+  std::string model = WriteModel(dir, SmallCnn());
+  CommandResult r = Cost({model, "--format", "costgraph", "--device", "t4", "--devices", "2",
+                          "--memory-per-device", "1GiB"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  nlohmann::json graph = nlohmann::json::parse(r.stdout_text);
+  ASSERT_EQ(graph["nodes"].size(), 5u);
+  for (size_t i = 0; i < graph["nodes"].size(); ++i) EXPECT_EQ(graph["nodes"][i]["id"], i);
+  EXPECT_EQ(graph["edges"].size(), 4u);
+  EXPECT_EQ(graph["devices"]["count"], 2);
+  EXPECT_EQ(graph["devices"]["memory_bytes"][1], int64_t{1} << 30);
+
+  // The same document is what `place --costgraph` reads.
+  std::string path = dir.Write("graph.json", r.stdout_text).string();
+  CommandResult place = RunCommand({AUTOPAR_CLI, "place", "--costgraph", path, "--format", "json"});
+  ASSERT_EQ(place.exit_code, 0) << place.stderr_text;
+  nlohmann::json plan = nlohmann::json::parse(place.stdout_text);
+  EXPECT_EQ(plan["placement"].size(), 5u);
+  EXPECT_TRUE(plan["feasible"].get<bool>());
 }
 
 TEST(CostCommandTest, Errors) {
