@@ -2,21 +2,22 @@
 
 #include <cstdio>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/cli_output.h"
 #include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
-#include "tools/units.h"
+#include "tools/search_flags.h"
 
 namespace autopar::tools {
 namespace {
 
-constexpr char kUsage[] = R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
+constexpr char kUsage[] =
+    R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
                           [--memory-per-device SIZE] [--cluster PRESET|FILE]
                           [--algo sgp] [--microbatches M] [--seed N] [--time-budget 10s]
+                          [--threads N] [--quiet]
                           [--format text|json] [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
        onnx-autopar place --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
@@ -51,9 +52,11 @@ nlohmann::ordered_json PlanJsonSummary(const PlanningProblem& problem, const Pla
   if (problem.coarsening) {
     const ir::Graph& graph = problem.model->graph;
     costmodel::Placement nodes = passes::ExpandPlacement(*problem.coarsening, plan.placement);
-    for (uint32_t i = 0; i < graph.num_nodes(); ++i) placement[graph.node(ir::NodeId(i)).name] = nodes.device[i];
+    for (uint32_t i = 0; i < graph.num_nodes(); ++i)
+      placement[graph.node(ir::NodeId(i)).name] = nodes.device[i];
   } else {
-    for (uint32_t u = 0; u < problem.units().num_units(); ++u) placement[absl::StrCat(u)] = plan.placement.device[u];
+    for (uint32_t u = 0; u < problem.units().num_units(); ++u)
+      placement[absl::StrCat(u)] = plan.placement.device[u];
   }
   return {{"algorithm", plan.algorithm},
           {"search_time_ms", plan.search_time_ms},
@@ -77,22 +80,25 @@ std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
   std::string text;
   absl::StrAppendFormat(&text, "algorithm     %s (%.1f ms search, %u units)\n", plan.algorithm,
                         plan.search_time_ms, problem.units().num_units());
-  absl::StrAppendFormat(&text, "step time     %.1f us  (lower bound %.1f us, ratio %.2f; %.2fx over one device)\n",
-                        sim.step_time_us, plan.lower_bound.bound_us,
-                        Ratio(sim.step_time_us, plan.lower_bound.bound_us),
-                        Ratio(plan.single_device_step_us, sim.step_time_us));
+  absl::StrAppendFormat(
+      &text, "step time     %.1f us  (lower bound %.1f us, ratio %.2f; %.2fx over one device)\n",
+      sim.step_time_us, plan.lower_bound.bound_us,
+      Ratio(sim.step_time_us, plan.lower_bound.bound_us),
+      Ratio(plan.single_device_step_us, sim.step_time_us));
   absl::StrAppendFormat(&text, "transfers     %d cut edges, %s in %d transfers\n", plan.cut_edges,
                         FormatBytes(sim.comm_bytes), sim.transfers);
-  absl::StrAppendFormat(&text, "memory        %s\n", sim.memory_overflow ? "OVER CAPACITY" : "fits");
+  absl::StrAppendFormat(&text, "memory        %s\n",
+                        sim.memory_overflow ? "OVER CAPACITY" : "fits");
   absl::StrAppendFormat(&text, "%-8s %8s %12s %6s %24s %6s\n", "device", "units", "busy us", "load",
                         "peak memory / capacity", "");
   for (int d = 0; d < problem.cluster.num_devices(); ++d) {
     const costmodel::DeviceUsage& u = sim.devices[d];
     const int64_t capacity = problem.cluster.device(d).memory_bytes;
-    absl::StrAppendFormat(&text, "%-8s %8d %12.1f %5.0f%% %11s / %-10s %5.0f%%\n",
-                          problem.cluster.device(d).name, u.units, u.busy_us,
-                          100 * Ratio(u.busy_us, sim.step_time_us), FormatBytes(u.peak_memory_bytes),
-                          FormatBytes(capacity), 100 * Ratio(static_cast<double>(u.peak_memory_bytes), static_cast<double>(capacity)));
+    absl::StrAppendFormat(
+        &text, "%-8s %8d %12.1f %5.0f%% %11s / %-10s %5.0f%%\n", problem.cluster.device(d).name,
+        u.units, u.busy_us, 100 * Ratio(u.busy_us, sim.step_time_us),
+        FormatBytes(u.peak_memory_bytes), FormatBytes(capacity),
+        100 * Ratio(static_cast<double>(u.peak_memory_bytes), static_cast<double>(capacity)));
   }
   return text;
 }
@@ -100,9 +106,8 @@ std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
 int RunPlaceCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ShapeFlagSpecs();
   for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
-  for (const char* name : {"algo", "format", "costgraph", "microbatches", "seed", "time-budget"}) {
-    specs.push_back({name, true});
-  }
+  for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
+  for (const char* name : {"format", "costgraph"}) specs.push_back({name, true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -115,22 +120,12 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     return UsageError("place takes one model file, or --costgraph FILE", kUsage);
   }
   const std::string format = parsed->Get("format").value_or("text");
-  if (format != "text" && format != "json") return UsageError("--format must be text or json", kUsage);
-  search::SearchOptions options;
-  if (std::optional<std::string> m = parsed->Get("microbatches")) {
-    if (!absl::SimpleAtoi(*m, &options.microbatches) || options.microbatches < 1) {
-      return UsageError("--microbatches must be a positive number", kUsage);
-    }
-  }
-  if (std::optional<std::string> seed = parsed->Get("seed")) {
-    if (!absl::SimpleAtoi(*seed, &options.seed)) return UsageError("--seed must be a number", kUsage);
-  }
-  if (std::optional<std::string> budget = parsed->Get("time-budget")) {
-    absl::StatusOr<double> seconds = ParseDurationSeconds(*budget);
-    if (!seconds.ok()) return UsageError(seconds.status().message(), kUsage);
-    options.time_budget_s = *seconds;
-  }
-  absl::StatusOr<std::optional<costmodel::Cluster>> cluster = ClusterFromArgs(*parsed, !from_cost_graph);
+  if (format != "text" && format != "json")
+    return UsageError("--format must be text or json", kUsage);
+  absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
+  if (!search.ok()) return UsageError(search.status().message(), kUsage);
+  absl::StatusOr<std::optional<costmodel::Cluster>> cluster =
+      ClusterFromArgs(*parsed, !from_cost_graph);
   if (!cluster.ok()) return ReportError(cluster.status());
 
   absl::StatusOr<PlanningProblem> problem;
@@ -142,7 +137,7 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     problem = PrepareModel(parsed->positional()[0], *shapes, **std::move(cluster));
   }
   if (!problem.ok()) return ReportError(problem.status());
-  absl::StatusOr<Plan> plan = MakePlan(*problem, parsed->Get("algo").value_or("sgp"), options);
+  absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
   if (!plan.ok()) return ReportError(plan.status());
   if (format == "json") {
     std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());
