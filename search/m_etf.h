@@ -1,6 +1,6 @@
 // m-ETF, Baechi's memory-constrained Earliest Task First placer (Jeon et
 // al., "Baechi: Fast Device Placement of Machine Learning Graphs", SoCC 2020,
-// §3, after Hwang, Chow, Anger and Lee, "Scheduling precedence graphs in
+// after Hwang, Chow, Anger and Lee, "Scheduling precedence graphs in
 // systems with interprocessor communication times", SIAM J. Comput. 1989).
 //
 // ETF list-schedules the graph in time: at each step, of all pairs (ready

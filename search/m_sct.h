@@ -1,6 +1,6 @@
 // m-SCT, Baechi's memory-constrained Small Communication Time placer (Jeon et
 // al., "Baechi: Fast Device Placement of Machine Learning Graphs", SoCC 2020,
-// §3, after Hanen and Munier, "An approximation algorithm for scheduling
+// after Hanen and Munier, "An approximation algorithm for scheduling
 // dependent tasks on m processors with small communication delays", 1995).
 //
 // SCT is ETF (m_etf.h) with favourite children: every unit names at most one

@@ -1,6 +1,6 @@
 // m-TOPO, Baechi's memory-constrained topological placer (Jeon et al.,
-// "Baechi: Fast Device Placement of Machine Learning Graphs", SoCC 2020,
-// §3): the topological order cut into one run of units per device, each
+// "Baechi: Fast Device Placement of Machine Learning Graphs", SoCC 2020):
+// the topological order cut into one run of units per device, each
 // device filled up to its share of the work or its memory, whichever comes
 // first.
 //

@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "search/feasibility.h"
-#include "tests/search/placer_checks.h"
+#include "tests/search/placer_testing.h"
 #include "tests/search/test_graphs.h"
 #include "tools/bench/graph_families.h"
 
@@ -18,17 +18,10 @@ using testing::BuildGraph;
 using ::testing::ElementsAre;
 using testing::ExpectFeasible;
 using testing::GraphSpec;
-using ::testing::HasSubstr;
+using testing::Independent;
 using testing::TestCluster;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
-
-// `count` independent units of 10 µs, each with `param_bytes` of weights.
-GraphSpec Independent(int count, int64_t param_bytes = 0) {
-  GraphSpec spec;
-  spec.units.assign(count, {10, param_bytes});
-  return spec;
-}
 
 TEST(MEtfTest, ForkJoinByHand) {
   // 0 → {1, 2} → 3, 10 µs each; 1,000-byte tensors take 2 µs between devices.
@@ -90,20 +83,13 @@ TEST(MEtfTest, ADeviceWithoutRoomIsPassedOver) {
 
 TEST(MEtfTest, SaysWhenTheModelDoesNotFit) {
   CostGraph g = BuildGraph(Independent(4, 1000));
-  absl::StatusOr<Placement> p = PlaceMEtf(g, TestCluster(2, 1500), {});
-  ASSERT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(p.status().message(), HasSubstr("does not fit"));
+  testing::ExpectDoesNotFit(g, TestCluster(2, 1500), PlaceMEtf);
 }
 
 TEST(MEtfTest, FitsTightMemoryAndIsDeterministic) {
   CostGraph g = BuildGraph(testing::RandomDag(400, 3, /*window=*/30));
   Cluster c = TestCluster(4, MinimumMemoryBytes(g) / 2);
-  absl::StatusOr<Placement> first = PlaceMEtf(g, c, {});
-  ExpectFeasible(g, c, first);
-  absl::StatusOr<Placement> second = PlaceMEtf(g, c, {});
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(first->device, second->device);
-  EXPECT_EQ(first->priority, second->priority);
+  testing::ExpectFeasibleAndDeterministic(g, c, PlaceMEtf);
 }
 
 TEST(MEtfTest, PlacesATenThousandUnitGraph) {

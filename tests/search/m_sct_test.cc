@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "search/feasibility.h"
 #include "search/m_etf.h"
-#include "tests/search/placer_checks.h"
+#include "tests/search/placer_testing.h"
 #include "tests/search/test_graphs.h"
 
 namespace autopar::search {
@@ -19,7 +19,6 @@ using testing::BuildGraph;
 using ::testing::ElementsAre;
 using testing::ExpectFeasible;
 using testing::GraphSpec;
-using ::testing::HasSubstr;
 using testing::TestCluster;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
@@ -86,20 +85,13 @@ TEST(MSctTest, AFavouriteWithoutRoomCompetesLikeAnyUnit) {
 
 TEST(MSctTest, SaysWhenTheModelDoesNotFit) {
   CostGraph g = BuildGraph(testing::Chain({100, 100, 100}, 10, 1000));
-  absl::StatusOr<Placement> p = PlaceMSct(g, TestCluster(2, 1500), {});
-  ASSERT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(p.status().message(), HasSubstr("does not fit"));
+  testing::ExpectDoesNotFit(g, TestCluster(2, 1500), PlaceMSct);
 }
 
 TEST(MSctTest, FitsTightMemoryAndIsDeterministic) {
   CostGraph g = BuildGraph(testing::RandomDag(400, 5, /*window=*/30));
   Cluster c = TestCluster(4, MinimumMemoryBytes(g) / 2);
-  absl::StatusOr<Placement> first = PlaceMSct(g, c, {});
-  ExpectFeasible(g, c, first);
-  absl::StatusOr<Placement> second = PlaceMSct(g, c, {});
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(first->device, second->device);
-  EXPECT_EQ(first->priority, second->priority);
+  testing::ExpectFeasibleAndDeterministic(g, c, PlaceMSct);
 }
 
 }  // namespace

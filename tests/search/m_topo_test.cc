@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "search/feasibility.h"
-#include "tests/search/placer_checks.h"
+#include "tests/search/placer_testing.h"
 #include "tests/search/test_graphs.h"
 
 namespace autopar::search {
@@ -18,7 +18,6 @@ using testing::BuildGraph;
 using testing::Chain;
 using ::testing::ElementsAre;
 using testing::ExpectFeasible;
-using ::testing::HasSubstr;
 using testing::TestCluster;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
@@ -69,19 +68,13 @@ TEST(MTopoTest, FallsBackToFillingDevicesByMemory) {
 
 TEST(MTopoTest, SaysWhenTheModelDoesNotFit) {
   CostGraph g = BuildGraph(Chain({100, 100, 100}, 10, 1000));
-  absl::StatusOr<Placement> p = PlaceMTopo(g, TestCluster(2, 1500), {});
-  ASSERT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(p.status().message(), HasSubstr("does not fit"));
+  testing::ExpectDoesNotFit(g, TestCluster(2, 1500), PlaceMTopo);
 }
 
 TEST(MTopoTest, FitsTightMemoryAndIsDeterministic) {
   CostGraph g = BuildGraph(testing::RandomDag(300, 11));
   Cluster c = TestCluster(4, MinimumMemoryBytes(g) / 2);
-  absl::StatusOr<Placement> first = PlaceMTopo(g, c, {});
-  ExpectFeasible(g, c, first);
-  absl::StatusOr<Placement> second = PlaceMTopo(g, c, {});
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(first->device, second->device);
+  testing::ExpectFeasibleAndDeterministic(g, c, PlaceMTopo);
 }
 
 }  // namespace

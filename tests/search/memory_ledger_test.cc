@@ -2,12 +2,14 @@
 // PlaceWithinMemory's promise on random graphs.
 #include "search/memory_ledger.h"
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "search/feasibility.h"
-#include "tests/search/placer_checks.h"
+#include "tests/search/placer_testing.h"
 #include "tests/search/test_graphs.h"
 
 namespace autopar::search {
@@ -68,6 +70,40 @@ TEST(MemoryLedgerTest, HeldBackMemoryAndUnitsThatNeverFit) {
   EXPECT_FALSE(ledger.Fits(1, 0));  // 2,200
   EXPECT_TRUE(
       ledger.NeverFits(1, 0));  // no freeing can help: it is all parameters and u1's tensors
+}
+
+TEST(MemoryLedgerTest, AnOverflowOnlyTheSimulatorSeesIsRepaired) {
+  // p (device 0) sends t (1,000 bytes) to r; x (100 µs, 1,000 bytes of
+  // workspace) runs first on device 1. In placement order device 1 never
+  // holds both, but t arrives at 12 µs while x still runs: 2,000 bytes of
+  // 1,500. The repair holds memory back on device 1, where x then fits no
+  // longer; the provable ledger puts r beside p.
+  costmodel::CostGraph::Builder b(1);
+  const uint32_t p = b.AddUnit({.name = "p", .op = "Op", .compute_us = {10}});
+  const uint32_t x = b.AddUnit({.name = "x", .op = "Op", .compute_us = {100}, .temp_bytes = 1000});
+  const uint32_t r = b.AddUnit({.name = "r", .op = "Op", .compute_us = {10}});
+  b.AddUse(b.AddTensor({.name = "t", .producer = p, .bytes = 1000}), r);
+  absl::StatusOr<CostGraph> g = std::move(b).Build();
+  ASSERT_TRUE(g.ok()) << g.status();
+  Cluster c = TestCluster(2, 1500);
+  const std::vector<std::vector<int>> preferred = {{0}, {1}, {1, 0}};  // per unit
+  int tries = 0;
+  absl::StatusOr<Placement> placement =
+      PlaceWithinMemory(*g, c, {}, [&](MemoryLedger& ledger) -> std::optional<Placement> {
+        ++tries;
+        Placement result;
+        for (uint32_t u : {p, x, r}) {
+          auto fits = [&](int d) { return ledger.Fits(u, d); };
+          auto it = std::find_if(preferred[u].begin(), preferred[u].end(), fits);
+          if (it == preferred[u].end()) return std::nullopt;
+          ledger.Place(u, *it);
+          result.device.push_back(*it);
+        }
+        return result;
+      });
+  testing::ExpectFeasible(*g, c, placement);
+  EXPECT_EQ(tries, 3);  // in order, repaired in order, provable
+  EXPECT_THAT(placement->device, ::testing::ElementsAre(0, 1, 0));
 }
 
 TEST(MemoryLedgerTest, PlaceWithinMemoryNeverReturnsAnOverflow) {

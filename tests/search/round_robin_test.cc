@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "search/feasibility.h"
-#include "tests/search/placer_checks.h"
+#include "tests/search/placer_testing.h"
 #include "tests/search/test_graphs.h"
 
 namespace autopar::search {
@@ -17,17 +17,10 @@ using testing::BuildGraph;
 using ::testing::ElementsAre;
 using testing::ExpectFeasible;
 using testing::GraphSpec;
-using ::testing::HasSubstr;
+using testing::Independent;
 using testing::TestCluster;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
-
-// `count` independent units of 10 µs, each with `param_bytes` of weights.
-GraphSpec Independent(int count, int64_t param_bytes) {
-  GraphSpec spec;
-  spec.units.assign(count, {10, param_bytes});
-  return spec;
-}
 
 TEST(RoundRobinTest, DealsUnitsInTurnInTopologicalOrder) {
   CostGraph g = BuildGraph(testing::Chain({100, 100, 100, 100}));
@@ -59,20 +52,13 @@ TEST(RoundRobinTest, FullDevicesDropOutOfTheTurn) {
 
 TEST(RoundRobinTest, SaysWhenTheModelDoesNotFit) {
   CostGraph g = BuildGraph(Independent(4, 1000));
-  absl::StatusOr<Placement> p = PlaceRoundRobin(g, TestCluster(2, 1500), {});
-  ASSERT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(p.status().message(), HasSubstr("does not fit"));
+  testing::ExpectDoesNotFit(g, TestCluster(2, 1500), PlaceRoundRobin);
 }
 
 TEST(RoundRobinTest, FitsTightMemoryAndIsDeterministic) {
   CostGraph g = BuildGraph(testing::RandomDag(300, 7));
   Cluster c = TestCluster(4, MinimumMemoryBytes(g) / 2);
-  absl::StatusOr<Placement> first = PlaceRoundRobin(g, c, {});
-  ExpectFeasible(g, c, first);
-  absl::StatusOr<Placement> second = PlaceRoundRobin(g, c, {});
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(first->device, second->device);
-  EXPECT_EQ(first->priority, second->priority);
+  testing::ExpectFeasibleAndDeterministic(g, c, PlaceRoundRobin);
 }
 
 TEST(RoundRobinTest, EmptyGraphGetsAnEmptyPlacement) {
