@@ -28,8 +28,9 @@
 //     memory is exhausted.
 //  5. Priorities are the planned start times, so the simulator runs each
 //     device's units in the scheduled order.
-// Every unit enters D heaps once: O((V log V + E) · D), not the O(V² · D) of
-// rescanning every ready unit at every step.
+// Every unit enters each device's two heaps once (again only after memory
+// was freed on a device that lacked room for it): O((V log V + E) · D), not
+// the O(V² · D) of rescanning every ready unit at every step.
 //
 // m-SCT (m_sct.h) runs the same scheduler with favourite children.
 #ifndef AUTOPAR_SEARCH_M_ETF_H_
