@@ -13,8 +13,8 @@
 //     min(memory end, the last e whose compute + boundary(a) <= T) — an
 //     interval, since compute grows with e and the boundary term depends on
 //     a alone. Sweeping e upwards while keeping the reachable a <= e − 1
-//     with the farthest end gives the next level in O(V) plus one binary
-//     search per reachable a.
+//     with the farthest end gives the next level; an a is only searched
+//     beyond the farthest end so far (galloping), so a level costs O(V).
 //  3. Bisection on T between 0 and a time every memory-feasible split meets
 //     (kBisectionSteps, or until kRelativePrecision).
 //  4. Reconstruction: the last probe records, per level and boundary, the
@@ -64,7 +64,8 @@ class PipelineDp {
  private:
   void ComputeCosts();
   const std::vector<uint32_t>& EndsOn(int device);
-  uint32_t LastEnd(int device, uint32_t begin, double max_stage_us);
+  uint32_t LastEndBeyond(const std::vector<double>& prefix, const std::vector<uint32_t>& ends,
+                         uint32_t begin, uint32_t after, double max_stage_us) const;
   bool Probe(double max_stage_us, bool record);
   PipelineDpResult Reconstruct();
 
@@ -125,17 +126,24 @@ const std::vector<uint32_t>& PipelineDp::EndsOn(int device) {
   return it->second;
 }
 
-// The last end e of a stage [begin, e) on `device` within memory and
-// `max_stage_us`; `begin` when none.
-uint32_t PipelineDp::LastEnd(int device, uint32_t begin, double max_stage_us) {
-  const double compute_budget_us = max_stage_us - boundary_us_[begin];
-  if (compute_budget_us < 0) return begin;
-  const std::vector<double>& prefix = prefix_us_[cluster_.device(device).kind];
-  const auto by_time =
-      static_cast<uint32_t>(std::upper_bound(prefix.begin() + begin + 1, prefix.end(),
-                                             prefix[begin] + compute_budget_us) -
-                            prefix.begin() - 1);
-  return std::min(EndsOn(device)[begin], by_time);
+// The last end e > `after` of a stage [begin, e) within memory (`ends`) and
+// `max_stage_us`; `after` when there is none. It gallops from after + 1, so
+// that a sweep whose `after` never decreases costs O(V) in all.
+uint32_t PipelineDp::LastEndBeyond(const std::vector<double>& prefix,
+                                   const std::vector<uint32_t>& ends, uint32_t begin,
+                                   uint32_t after, double max_stage_us) const {
+  const uint32_t cap = ends[begin];
+  const double limit = prefix[begin] + (max_stage_us - boundary_us_[begin]);
+  if (after >= cap || prefix[after + 1] > limit) return after;
+  uint32_t within = after + 1, step = 1;
+  while (within + step <= cap && prefix[within + step] <= limit) {
+    within += step;
+    step *= 2;
+  }
+  const uint32_t beyond = std::min(within + step, cap + 1);  // past the last end
+  return static_cast<uint32_t>(
+      std::upper_bound(prefix.begin() + within + 1, prefix.begin() + beyond, limit) -
+      prefix.begin() - 1);
 }
 
 // Step 2 (and with `record`, step 4's parents).
@@ -145,12 +153,15 @@ bool PipelineDp::Probe(double max_stage_us, bool record) {
   reached_[0] = 1;
   if (record) parent_.assign(width * num_devices_, kStayedEmpty);
   for (int d = 0; d < num_devices_; ++d) {
+    const std::vector<double>& prefix = prefix_us_[cluster_.device(d).kind];
+    const std::vector<uint32_t>& ends = EndsOn(d);
     next_ = reached_;  // the device stays empty
     uint32_t from = kStayedEmpty, farthest = 0;
     for (uint32_t e = 1; e <= n_; ++e) {
       if (reached_[e - 1]) {
-        const uint32_t end = LastEnd(d, e - 1, max_stage_us);
-        if (end > e - 1 && (from == kStayedEmpty || end > farthest)) {
+        const uint32_t after = std::max(farthest, e - 1);
+        const uint32_t end = LastEndBeyond(prefix, ends, e - 1, after, max_stage_us);
+        if (end > after) {
           from = e - 1;
           farthest = end;
         }
