@@ -39,6 +39,7 @@
 #include "search/feasibility.h"
 #include "search/memory_check.h"
 #include "search/memory_profile.h"
+#include "search/schedule_estimate.h"
 
 namespace autopar::search {
 namespace {
@@ -161,18 +162,8 @@ class IdleIntervals {
 
 // The mean link of step 1 (eq. 2): mean latency and mean bandwidth over the
 // ordered pairs of distinct devices. A one-device cluster has none.
-struct MeanLink {
-  double latency_us = 0;
-  double bandwidth_bytes_per_s = 0;
-
-  double TransferUs(int64_t bytes) const {
-    if (bandwidth_bytes_per_s <= 0) return 0;
-    return latency_us + static_cast<double>(bytes) / bandwidth_bytes_per_s * 1e6;
-  }
-};
-
-MeanLink ComputeMeanLink(const Cluster& cluster) {
-  MeanLink link;
+TypicalLink MeanLink(const Cluster& cluster) {
+  TypicalLink link;
   const int n = cluster.num_devices();
   if (n < 2) return link;
   for (int a = 0; a < n; ++a) {
@@ -194,7 +185,7 @@ MeanLink ComputeMeanLink(const Cluster& cluster) {
 std::vector<double> HeftUpwardRanks(const CostGraph& graph, const Cluster& cluster) {
   const uint32_t n = graph.num_units();
   const int num_devices = cluster.num_devices();
-  const MeanLink link = ComputeMeanLink(cluster);
+  const TypicalLink link = MeanLink(cluster);
   std::vector<double> rank(n, 0);
   for (uint32_t u = n; u-- > 0;) {
     double compute = 0;
@@ -220,23 +211,7 @@ std::optional<HeftSchedule> ScheduleHeft(const CostGraph& graph, const Cluster& 
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return rank[a] > rank[b]; });
 
-  // Link and kind tables as flat arrays: the device loop is the hot loop.
-  std::vector<int> kind(num_devices);
-  for (int d = 0; d < num_devices; ++d) kind[d] = cluster.device(d).kind;
-  const size_t num_links = static_cast<size_t>(num_devices) * num_devices;
-  std::vector<double> us_per_byte(num_links, 0), latency_us(num_links, 0);
-  for (int a = 0; a < num_devices; ++a) {
-    for (int b = 0; b < num_devices; ++b) {
-      if (a == b) continue;
-      us_per_byte[a * num_devices + b] = 1e6 / cluster.bandwidth_bytes_per_s(a, b);
-      latency_us[a * num_devices + b] = cluster.latency_us(a, b);
-    }
-  }
-  int64_t total_param_bytes = 0;
-  for (uint32_t p = 0; p < graph.num_params(); ++p) total_param_bytes += graph.param_bytes(p);
-  bool budgets_bind = false;
-  for (int64_t budget : param_budget_bytes) budgets_bind |= budget < total_param_bytes;
-
+  ParamBudgets budgets(graph, param_budget_bytes);
   HeftSchedule schedule;
   std::vector<int32_t>& device = schedule.placement.device;
   std::vector<double>& start = schedule.placement.priority;
@@ -244,35 +219,20 @@ std::optional<HeftSchedule> ScheduleHeft(const CostGraph& graph, const Cluster& 
   start.assign(n, 0);
   schedule.finish_us.assign(n, 0);
   std::vector<IdleIntervals> idle(num_devices);
-  std::vector<uint64_t> param_holders(graph.num_params(), 0);  // bit d: block on device d
-  std::vector<int64_t> param_bytes(num_devices, 0);
 
   // Steps 3–4.
   for (uint32_t u : order) {
     int best = -1;
     double best_start = 0, best_finish = kInfinity;
     for (int d = 0; d < num_devices; ++d) {
-      if (budgets_bind) {
-        const uint64_t bit = uint64_t{1} << d;
-        int64_t new_param_bytes = 0;
-        for (uint32_t p : graph.params(u)) {
-          if (!(param_holders[p] & bit)) new_param_bytes += graph.param_bytes(p);
-        }
-        if (new_param_bytes > 0 && param_bytes[d] + new_param_bytes > param_budget_bytes[d]) {
-          continue;
-        }
-      }
+      if (!budgets.Fits(u, d)) continue;
       double ready = 0;
       for (uint32_t e : graph.in_edges(u)) {
         const uint32_t src = graph.edge_src(e);
-        double arrival = schedule.finish_us[src];
-        if (device[src] != d) {
-          const size_t l = static_cast<size_t>(device[src]) * num_devices + d;
-          arrival += latency_us[l] + static_cast<double>(graph.edge_bytes(e)) * us_per_byte[l];
-        }
-        ready = std::max(ready, arrival);
+        ready = std::max(ready, schedule.finish_us[src] +
+                                    cluster.TransferUs(device[src], d, graph.edge_bytes(e)));
       }
-      const double duration = graph.compute_us(u, kind[d]);
+      const double duration = graph.compute_us(u, cluster.device(d).kind);
       const double begin = idle[d].EarliestStart(ready, duration);
       if (begin + duration < best_finish) {
         best = d;
@@ -287,12 +247,7 @@ std::optional<HeftSchedule> ScheduleHeft(const CostGraph& graph, const Cluster& 
     start[u] = best_start;
     schedule.finish_us[u] = best_finish;
     schedule.makespan_us = std::max(schedule.makespan_us, best_finish);
-    const uint64_t bit = uint64_t{1} << best;
-    for (uint32_t p : graph.params(u)) {
-      if (param_holders[p] & bit) continue;
-      param_holders[p] |= bit;
-      param_bytes[best] += graph.param_bytes(p);
-    }
+    budgets.Add(u, best);
   }
   return schedule;
 }

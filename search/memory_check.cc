@@ -33,4 +33,36 @@ bool Fits(const std::vector<int64_t>& overflow_bytes) {
                      [](int64_t bytes) { return bytes == 0; });
 }
 
+ParamBudgets::ParamBudgets(const costmodel::CostGraph& graph,
+                           absl::Span<const int64_t> budget_bytes)
+    : graph_(graph), budget_bytes_(budget_bytes.begin(), budget_bytes.end()) {
+  int64_t total_bytes = 0;
+  for (uint32_t p = 0; p < graph.num_params(); ++p) total_bytes += graph.param_bytes(p);
+  for (int64_t budget : budget_bytes_) binds_ |= budget < total_bytes;
+  // Without a binding budget nothing needs tracking.
+  if (!binds_) return;
+  holders_.assign(graph.num_params(), 0);
+  held_bytes_.assign(budget_bytes_.size(), 0);
+}
+
+bool ParamBudgets::Fits(uint32_t unit, int device) const {
+  if (!binds_) return true;
+  const uint64_t bit = uint64_t{1} << device;
+  int64_t new_bytes = 0;
+  for (uint32_t p : graph_.params(unit)) {
+    if (!(holders_[p] & bit)) new_bytes += graph_.param_bytes(p);
+  }
+  return new_bytes == 0 || held_bytes_[device] + new_bytes <= budget_bytes_[device];
+}
+
+void ParamBudgets::Add(uint32_t unit, int device) {
+  if (!binds_) return;
+  const uint64_t bit = uint64_t{1} << device;
+  for (uint32_t p : graph_.params(unit)) {
+    if (holders_[p] & bit) continue;
+    holders_[p] |= bit;
+    held_bytes_[device] += graph_.param_bytes(p);
+  }
+}
+
 }  // namespace autopar::search

@@ -1,8 +1,12 @@
-// The memory verdict the one-shot placers (HEFT, the pipeline DP) use before
-// they return a plan (DESIGN.md §6: every result fits, or the placer says it
-// cannot find one): per device, how far a placement exceeds its memory.
-// ProvablePeakBytes' bound decides when it vouches for every device; else one
-// simulation — the referee's own figure — does.
+// Memory bookkeeping the one-shot placers (HEFT, the pipeline DP) share
+// (DESIGN.md §6: every result fits, or the placer says it cannot find one):
+//  - MemoryChecker, the verdict before a plan is returned: per device, how
+//    far a placement exceeds its memory. ProvablePeakBytes' bound decides when
+//    it vouches for every device; else one simulation — the referee's own
+//    figure — does.
+//  - ParamBudgets, what a list scheduler consults while it places units: the
+//    parameter blocks each device holds against a budget, a block shared by
+//    several units counted once per device.
 #ifndef AUTOPAR_SEARCH_MEMORY_CHECK_H_
 #define AUTOPAR_SEARCH_MEMORY_CHECK_H_
 
@@ -10,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/simulator.h"
@@ -38,6 +43,25 @@ class MemoryChecker {
 
 /// Whether every entry of OverflowBytes' answer is 0.
 bool Fits(const std::vector<int64_t>& overflow_bytes);
+
+class ParamBudgets {
+ public:
+  /// `budget_bytes`: per device, the parameter bytes it may hold; empty for
+  /// no limit. The graph must outlive the budgets.
+  ParamBudgets(const costmodel::CostGraph& graph, absl::Span<const int64_t> budget_bytes);
+
+  /// Whether `device` can take the blocks of `unit` it does not hold yet.
+  bool Fits(uint32_t unit, int device) const;
+  /// Records that `unit` runs on `device`.
+  void Add(uint32_t unit, int device);
+
+ private:
+  const costmodel::CostGraph& graph_;
+  std::vector<int64_t> budget_bytes_;
+  bool binds_ = false;               // some budget is below the model's parameters
+  std::vector<uint64_t> holders_;    // per block, bit d: held by device d
+  std::vector<int64_t> held_bytes_;  // per device
+};
 
 }  // namespace autopar::search
 
