@@ -2,9 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/heft.h"
 #include "search/m_etf.h"
 #include "search/m_sct.h"
 #include "search/m_topo.h"
+#include "search/pipeline_dp.h"
 #include "search/round_robin.h"
 #include "search/sgp.h"
 #include "search/single_device.h"
@@ -12,7 +14,9 @@
 namespace autopar::search {
 
 std::vector<std::string> AlgorithmNames() {
-  return {"sgp", "single", "round-robin", "m-topo", "m-etf", "m-sct"};
+  return {
+      "sgp", "m-etf", "m-sct", "m-topo", "heft", "pipeline-dp", "round-robin", "single",
+  };
 }
 
 absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
@@ -25,6 +29,8 @@ absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
   if (algorithm == "m-topo") return PlaceMTopo(graph, cluster, options);
   if (algorithm == "m-etf") return PlaceMEtf(graph, cluster, options);
   if (algorithm == "m-sct") return PlaceMSct(graph, cluster, options);
+  if (algorithm == "heft") return PlaceHeft(graph, cluster, options);
+  if (algorithm == "pipeline-dp") return PlacePipelineDp(graph, cluster, options);
   return absl::InvalidArgumentError(
       absl::StrCat("unknown placement algorithm '", std::string(algorithm),
                    "' (known: ", absl::StrJoin(AlgorithmNames(), ", "), ")"));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tools/cli_output.h"
+#include "tools/compare_command.h"
 #include "tools/cost_command.h"
 #include "tools/exit_codes.h"
 #include "tools/info_command.h"
@@ -31,6 +32,7 @@ commands:
   info MODEL.onnx     what the model contains: nodes, operators, parameters, shapes
   cost MODEL.onnx     per-node MACs, FLOPs, bytes and predicted time on a device
   place MODEL.onnx    search a device placement and report its simulated step
+  compare MODEL.onnx  run several placement algorithms and compare their plans
 
 Run `onnx-autopar COMMAND --help` for a command's flags and examples.
 Exit codes: 0 ok, 1 usage error, 2 unusable input, 3 infeasible, 4 internal error.
@@ -49,6 +51,7 @@ int Dispatch(const std::vector<std::string>& args) {
   if (args[0] == "info") return autopar::tools::RunInfoCommand(rest);
   if (args[0] == "cost") return autopar::tools::RunCostCommand(rest);
   if (args[0] == "place") return autopar::tools::RunPlaceCommand(rest);
+  if (args[0] == "compare") return autopar::tools::RunCompareCommand(rest);
   if (args[0] == "split") return autopar::tools::RunSplitCommand(rest);
   // `onnx-autopar MODEL.onnx -o OUT ...`: anything that is not a command but
   // looks like a file or a flag goes to the main command.
