@@ -162,7 +162,8 @@ std::string Status(const Row& row) {
   return row.infeasible ? "infeasible" : "error";
 }
 
-nlohmann::ordered_json CompareJson(const PlanningProblem& problem, const std::vector<Row>& rows) {
+nlohmann::ordered_json CompareJson(const PlanningProblem& problem, const std::vector<Row>& rows,
+                                   int microbatches) {
   const costmodel::CostGraph& units = problem.units();
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   nlohmann::ordered_json best = nullptr, single_device_step_us = nullptr;
@@ -200,7 +201,8 @@ nlohmann::ordered_json CompareJson(const PlanningProblem& problem, const std::ve
   }
   return {{"units", units.num_units()},
           {"devices", problem.cluster.num_devices()},
-          {"lower_bound_us", costmodel::ComputeLowerBound(units, problem.cluster).bound_us},
+          {"lower_bound_us",
+           costmodel::ComputeLowerBound(units, problem.cluster, microbatches).bound_us},
           {"single_device_step_us", single_device_step_us},
           {"best", best},
           {"results", results}};
@@ -237,9 +239,11 @@ std::string CompareCsv(const PlanningProblem& problem, const std::vector<Row>& r
   return text;
 }
 
-std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>& rows) {
+std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>& rows,
+                         int microbatches) {
   const costmodel::CostGraph& units = problem.units();
-  const costmodel::LowerBound bound = costmodel::ComputeLowerBound(units, problem.cluster);
+  const costmodel::LowerBound bound =
+      costmodel::ComputeLowerBound(units, problem.cluster, microbatches);
   std::string text =
       absl::StrFormat("%u units on %d devices; lower bound %.1f us\n", units.num_units(),
                       problem.cluster.num_devices(), bound.bound_us);
@@ -331,11 +335,11 @@ int RunCompareCommand(const std::vector<std::string>& args) {
 
   const std::vector<Row> rows = RunAll(*problem, algorithms, search->options);
   if (format == "json") {
-    std::printf("%s\n", CompareJson(*problem, rows).dump(2).c_str());
+    std::printf("%s\n", CompareJson(*problem, rows, search->options.microbatches).dump(2).c_str());
   } else if (format == "csv") {
     std::fputs(CompareCsv(*problem, rows).c_str(), stdout);
   } else {
-    std::fputs(CompareTable(*problem, rows).c_str(), stdout);
+    std::fputs(CompareTable(*problem, rows, search->options.microbatches).c_str(), stdout);
   }
   const bool any_feasible =
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.feasible(); });

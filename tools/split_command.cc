@@ -177,7 +177,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   const costmodel::Placement single{.device = std::vector<int32_t>(nodes.num_units(), 0)};
   const double single_device_us =
       simulator.Run(single, {.microbatches = search->options.microbatches}).step_time_us;
-  const double lower_bound_us = costmodel::ComputeLowerBound(nodes, problem->cluster).bound_us;
+  const double lower_bound_us =
+      costmodel::ComputeLowerBound(nodes, problem->cluster, search->options.microbatches).bound_us;
 
   const int num_devices = problem->cluster.num_devices();
   absl::StatusOr<passes::Deployment> deployment =
