@@ -13,14 +13,9 @@ namespace {
 
 using ir::DType;
 using ir::OpKind;
+using testing::Built;
 using testing::Dims;
 using testing::TestGraph;
-
-ir::Graph Built(TestGraph&& g) {
-  absl::StatusOr<ir::Graph> graph = std::move(g).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return *std::move(graph);
-}
 
 std::shared_ptr<const ir::Graph> Shared(TestGraph&& g) {
   return std::make_shared<const ir::Graph>(Built(std::move(g)));

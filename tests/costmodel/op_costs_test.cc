@@ -14,6 +14,7 @@ namespace {
 using ir::Attribute;
 using ir::DType;
 using ir::OpKind;
+using testing::Built;
 using testing::TestGraph;
 
 // The cost of the only (or first) node of `kind` in `graph`.
@@ -24,12 +25,6 @@ NodeCost CostOfKind(const ir::Graph& graph, OpKind kind, const CostOptions& opti
   }
   ADD_FAILURE() << "no node of kind " << ir::OpKindName(kind);
   return {};
-}
-
-ir::Graph Built(TestGraph&& g) {
-  absl::StatusOr<ir::Graph> graph = std::move(g).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return *std::move(graph);
 }
 
 // --- Convolutions ----------------------------------------------------------------
