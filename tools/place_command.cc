@@ -9,6 +9,7 @@
 #include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
 #include "tools/mode_flags.h"
+#include "tools/problem_flags.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -114,11 +115,9 @@ std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
 }
 
 int RunPlaceCommand(const std::vector<std::string>& args) {
-  std::vector<FlagSpec> specs = ShapeFlagSpecs();
-  for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
+  std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
-  for (const FlagSpec& s : ModeFlagSpecs()) specs.push_back(s);
-  for (const char* name : {"format", "costgraph"}) specs.push_back({name, true});
+  specs.push_back({"format", true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -126,32 +125,15 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
-  const bool from_cost_graph = parsed->Has("costgraph");
-  if (parsed->positional().size() != (from_cost_graph ? 0u : 1u)) {
-    return UsageError("place takes one model file, or --costgraph FILE", kUsage);
-  }
   const std::string format = parsed->Get("format").value_or("text");
   if (format != "text" && format != "json")
     return UsageError("--format must be text or json", kUsage);
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<costmodel::StepOptions> step = StepOptionsFromArgs(*parsed);
-  if (!step.ok()) return UsageError(step.status().message(), kUsage);
-  if (from_cost_graph && (parsed->Has("mode") || parsed->Has("optimizer"))) {
-    return UsageError("--mode and --optimizer apply to models; a cost graph has its costs", kUsage);
-  }
-  absl::StatusOr<std::optional<costmodel::Cluster>> cluster =
-      ClusterFromArgs(*parsed, !from_cost_graph);
-  if (!cluster.ok()) return ReportError(cluster.status());
-
-  absl::StatusOr<PlanningProblem> problem;
-  if (from_cost_graph) {
-    problem = PrepareCostGraph(*parsed->Get("costgraph"), *std::move(cluster));
-  } else {
-    absl::StatusOr<passes::ShapeOptions> shapes = ShapeOptionsFromArgs(*parsed);
-    if (!shapes.ok()) return UsageError(shapes.status().message(), kUsage);
-    problem = PrepareModel(parsed->positional()[0], *shapes, **std::move(cluster), {}, {}, *step);
-  }
+  absl::StatusOr<ProblemRequest> request =
+      ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
+  if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
   absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
   if (!plan.ok()) return ReportError(plan.status());
