@@ -196,6 +196,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                           .seed = search->options.seed,
                           .search_time_ms = placement->search_time_ms,
                           .microbatches = search->options.microbatches,
+                          .step = problem->step,
                           .cluster = &problem->cluster,
                           .graph = &graph,
                           .node_device = placement->nodes.device,
