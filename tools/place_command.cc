@@ -8,6 +8,7 @@
 #include "tools/cli_output.h"
 #include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
+#include "tools/progress_reporter.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -137,7 +138,10 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     problem = PrepareModel(parsed->positional()[0], *shapes, **std::move(cluster));
   }
   if (!problem.ok()) return ReportError(problem.status());
+  ProgressReporter progress(search->quiet);
+  search->options.on_progress = progress.Callback();
   absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
+  progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
   if (format == "json") {
     std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());
