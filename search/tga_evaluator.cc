@@ -20,7 +20,9 @@ FitnessEvaluator::FitnessEvaluator(const costmodel::CostGraph& graph,
                                    const std::vector<std::vector<double>>& schedules,
                                    int microbatches, int threads)
     : cluster_(cluster), schedules_(schedules), microbatches_(microbatches) {
-  const int workers = std::max(1, threads);
+  // More workers than cores only contend; the results are the same.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int workers = std::clamp(threads, 1, cores);
   simulators_.reserve(workers);
   for (int w = 0; w < workers; ++w) simulators_.emplace_back(graph, cluster);
   scratch_.resize(workers);
