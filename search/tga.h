@@ -9,7 +9,8 @@
 // Heckendorn, "The island model genetic algorithm", 1999; local search on
 // the elite — Moscato's memetic algorithms, 1989):
 //  - explore: diverse seeds (memory-aware random fills, random cut points,
-//    block round-robin), high mutation, generational replacement;
+//    block round-robin, random devices), high mutation, generational
+//    replacement, a fresh start when the search stalls;
 //  - exploit: seeded from every other algorithm Place() knows (SGP, the
 //    baselines), elitist (μ + λ) replacement, light mutation and a cheap local
 //    search around its best plan;
@@ -22,8 +23,8 @@
 // seed (the exploit population is elitist and starts with the seeds under
 // their own priorities); it fits memory whenever any evaluated plan did,
 // else the search fails with InfeasibleError's ResourceExhausted.
-// Anytime: it stops at options.time_budget_s (checked between generations,
-// seeding included), on convergence (stall_generations without
+// Anytime: it stops at options.time_budget_s (10 s unless set; checked
+// between generations, seeding included), on convergence (stall_generations without
 // improvement) or at max_generations. Deterministic: one seeded generator
 // drives every random choice on the calling thread, and parallel evaluation
 // does not change fitness (Note [Deterministic evaluation]); runs that end

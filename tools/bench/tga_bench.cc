@@ -10,6 +10,7 @@
 //
 //   build/tools/bench/tga_bench [--max-units 10000] [--min-units 1000] [--time-budget 10]
 //                               [--threads 1] [--microbatches 1] [--family NAME]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -77,8 +78,12 @@ int Main(int argc, char** argv) {
       only_family = argv[i + 1];
     }
   }
-  std::printf("TGA budget %.1f s, %d thread(s), %d micro-batch(es)\n\n", options.time_budget_s,
+  std::printf("TGA budget %.1f s, %d thread(s), %d micro-batch(es)\n", options.time_budget_s,
               options.threads, options.microbatches);
+  if (options.microbatches > 1) {
+    std::printf("(the bound is one micro-batch's: pipelined steps may go below it)\n");
+  }
+  std::printf("\n");
   std::printf(
       "| family | units | devices | memory | SGP step µs | TGA step µs | TGA / SGP | SGP / bound | "
       "TGA / bound | TGA within 1%% at s | SGP ms | TGA s | TGA / SGP time | generations | best "
@@ -105,9 +110,14 @@ int Main(int argc, char** argv) {
           const double bound_us = costmodel::ComputeLowerBound(graph, cluster).bound_us;
           const std::string family_name = GraphFamilyName(family);
 
-          auto sgp_start = std::chrono::steady_clock::now();
-          absl::StatusOr<search::SgpResult> sgp = search::RunSgp(graph, cluster, options);
-          const double sgp_ms = MillisecondsSince(sgp_start);
+          // SGP's best of three: its milliseconds are easily disturbed.
+          double sgp_ms = 1e300;
+          absl::StatusOr<search::SgpResult> sgp;
+          for (int repeat = 0; repeat < 3; ++repeat) {
+            auto sgp_start = std::chrono::steady_clock::now();
+            sgp = search::RunSgp(graph, cluster, options);
+            sgp_ms = std::min(sgp_ms, MillisecondsSince(sgp_start));
+          }
           double sgp_step_us = 0;
           bool sgp_feasible = false;
           if (sgp.ok()) {
