@@ -18,6 +18,7 @@
 #include "tools/plan_json.h"
 #include "tools/planning.h"
 #include "tools/problem_flags.h"
+#include "tools/progress_reporter.h"
 #include "tools/search_flags.h"
 #include "tools/sha256.h"
 
@@ -27,7 +28,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
                     [--memory-per-device SIZE] [--cluster PRESET|FILE]
-                    [--algo sgp] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
+                    [--algo NAME] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
                     [--mode inference|training] [--optimizer adam|sgd|momentum]
                     [--placement FILE] [--stages] [--force] [--quiet]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
@@ -43,7 +44,9 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        that stock runtimes run (tools/runner runs these)
   --placement FILE     use this placement instead of searching: a plan.json
                        (its node_to_device) or a JSON object node -> device
-  --algo NAME          the placement search (see `onnx-autopar place --help`)
+  --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
+                       m-topo, heft, pipeline-dp, round-robin, single
+                       (see `onnx-autopar place --help`)
 
 Without cluster flags the model is split for 4 x A100-80GB over NVLink.
 Same model, flags and seed give byte-identical models and plan.json (except
@@ -152,7 +155,10 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   const std::string& model_path = request->model_path;
   absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
+  ProgressReporter progress(search->quiet);
+  search->options.on_progress = progress.Callback();
   absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
+  progress.Finish();
   if (!placement.ok()) return ReportError(placement.status());
 
   // Values Send/Recv cannot carry stay on one device; the prediction is made

@@ -71,7 +71,7 @@ void ExpectCleanError(const CommandResult& r, int exit_code, const std::string& 
 TEST(CompareCommandTest, JsonSchema) {
   TempDir dir;
   const std::string graph = dir.Write("g.json", ForkJoin(4, int64_t{1} << 30)).string();
-  CommandResult r = Compare({"--costgraph", graph, "--format", "json"});
+  CommandResult r = Compare({"--costgraph", graph, "--format", "json", "--time-budget", "1s"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const nlohmann::json report = nlohmann::json::parse(r.stdout_text);
   EXPECT_EQ(report["units"], 8);
@@ -177,7 +177,7 @@ TEST(CompareCommandTest, AlgorithmsWithoutAPlanGetARow) {
   EXPECT_EQ(report["best"], "sgp");
 
   // "all" leaves "single" out when one device cannot hold the model.
-  CommandResult all = Compare({"--costgraph", graph, "--format", "json"});
+  CommandResult all = Compare({"--costgraph", graph, "--format", "json", "--time-budget", "1s"});
   ASSERT_EQ(all.exit_code, 0) << all.stderr_text;
   for (const nlohmann::json& row : nlohmann::json::parse(all.stdout_text)["results"]) {
     EXPECT_NE(row["algorithm"], "single");
