@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "onnx_io/text_format.h"
+#include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -22,6 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using testing::RunCommand;
 using ::testing::StartsWith;
@@ -79,14 +81,6 @@ class SplitCommandTest : public ::testing::Test {
   TempDir dir_;
   std::string model_;
 };
-
-void ExpectCleanError(const CommandResult& r, int exit_code, const std::string& needle) {
-  EXPECT_EQ(r.signal, 0) << "crashed: " << r.stderr_text;
-  EXPECT_EQ(r.exit_code, exit_code) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, StartsWith("onnx-autopar: error: "));
-  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
-}
 
 TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
   const std::string placement =
