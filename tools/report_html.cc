@@ -168,7 +168,7 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .axis{position:relative;height:16px;font-size:11px;color:#555}
 .axis span{position:absolute;transform:translateX(-50%);white-space:nowrap}
 .bar{position:relative;width:400px;height:14px;background:#eee;display:inline-block;vertical-align:middle}
-.bar div{position:absolute;top:0;height:14px}
+.bar span{position:absolute;top:0;height:14px}
 .cap{width:2px;background:#d00}
 .legend span{display:inline-block;margin-right:12px;font-size:12px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
@@ -248,14 +248,14 @@ std::string Bar(const std::vector<std::tuple<double, std::string, std::string>>&
   double left = 0;
   for (const auto& [fraction, colour, title] : parts) {
     absl::StrAppendFormat(&bar,
-                          "<div style=\"left:%.2f%%;width:%.2f%%;background:%s\" title=\"%s\">"
-                          "</div>",
+                          "<span style=\"left:%.2f%%;width:%.2f%%;background:%s\" title=\"%s\">"
+                          "</span>",
                           100 * left, 100 * fraction, colour, title);
     left += fraction;
   }
   if (capacity_fraction >= 0)
     absl::StrAppendFormat(&bar,
-                          "<div class=\"cap\" style=\"left:%.2f%%\" title=\"capacity\"></div>",
+                          "<span class=\"cap\" style=\"left:%.2f%%\" title=\"capacity\"></span>",
                           100 * std::min(capacity_fraction, 1.0) - 0.5);
   return bar + "</span>";
 }
