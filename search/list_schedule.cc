@@ -1,6 +1,7 @@
 #include "search/list_schedule.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -260,41 +261,40 @@ std::optional<ListSchedule> ScheduleByEarliestFinish(const CostGraph& graph, con
     }
     int best = -1;
     double best_finish = std::numeric_limits<double>::infinity();
-    auto consider = [&](int d) {
-      const uint64_t bit = uint64_t{1} << d;
-      const double duration = duration_on_kind[kind[d]];
-      const double lower_bound = std::max(device_free[d], inputs_done) + duration;
-      if (lower_bound > best_finish || (lower_bound == best_finish && d > best)) return;
-      if (budgets_bind) {
-        int64_t new_param_bytes = 0;
-        for (const UnitsInOrder::Param& p : params) {
-          if (!(param_holders[p.id] & bit)) new_param_bytes += p.bytes;
+    const uint64_t all_devices =
+        num_devices == 64 ? ~uint64_t{0} : (uint64_t{1} << num_devices) - 1;
+    for (uint64_t devices : {holders, all_devices & ~holders}) {
+      for (; devices != 0; devices &= devices - 1) {  // ascending
+        const int d = std::countr_zero(devices);
+        const uint64_t bit = uint64_t{1} << d;
+        const double duration = duration_on_kind[kind[d]];
+        const double lower_bound = std::max(device_free[d], inputs_done) + duration;
+        if (lower_bound > best_finish || (lower_bound == best_finish && d > best)) continue;
+        if (budgets_bind) {
+          int64_t new_param_bytes = 0;
+          for (const UnitsInOrder::Param& p : params) {
+            if (!(param_holders[p.id] & bit)) new_param_bytes += p.bytes;
+          }
+          if (new_param_bytes > 0 && param_bytes[d] + new_param_bytes > param_budget_bytes[d]) {
+            continue;
+          }
         }
-        if (new_param_bytes > 0 && param_bytes[d] + new_param_bytes > param_budget_bytes[d]) {
-          return;
+        double data_ready = 0;
+        for (const Input& in : inputs) {
+          double arrival = in.finish;
+          if (in.from != d) {
+            const size_t l = static_cast<size_t>(in.from) * num_devices + d;
+            const double transfer = latency_us[l] + in.bytes * us_per_byte[l];
+            arrival = ((in.sent & bit) ? in.finish : std::max(in.finish, link_free[l])) + transfer;
+          }
+          data_ready = std::max(data_ready, arrival);
+        }
+        const double done = std::max(device_free[d], data_ready) + duration;
+        if (done < best_finish || (done == best_finish && d < best)) {
+          best_finish = done;
+          best = d;
         }
       }
-      double data_ready = 0;
-      for (const Input& in : inputs) {
-        double arrival = in.finish;
-        if (in.from != d) {
-          const size_t l = static_cast<size_t>(in.from) * num_devices + d;
-          const double transfer = latency_us[l] + in.bytes * us_per_byte[l];
-          arrival = ((in.sent & bit) ? in.finish : std::max(in.finish, link_free[l])) + transfer;
-        }
-        data_ready = std::max(data_ready, arrival);
-      }
-      const double done = std::max(device_free[d], data_ready) + duration;
-      if (done < best_finish || (done == best_finish && d < best)) {
-        best_finish = done;
-        best = d;
-      }
-    };
-    for (int d = 0; d < num_devices; ++d) {
-      if (holders & (uint64_t{1} << d)) consider(d);
-    }
-    for (int d = 0; d < num_devices; ++d) {
-      if (!(holders & (uint64_t{1} << d))) consider(d);
     }
     if (best < 0) return std::nullopt;
 
