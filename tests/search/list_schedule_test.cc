@@ -108,12 +108,8 @@ TEST(ListScheduleTest, ExitsComeAfterEveryOtherUnit) {
 }
 
 TEST(ListScheduleTest, IndependentChainsGoOnePerDevice) {
-  // Two chains numbered alternately: a0 b0 a1 b1 …; 1,000-byte edges cost
-  // 1 µs + 1 µs latency, more than staying.
-  GraphSpec spec;
-  spec.units.assign(12, {10, 0});
-  for (uint32_t u = 0; u + 2 < 12; ++u) spec.edges.push_back({u, u + 2, 1000});
-  CostGraph g = BuildGraph(spec);
+  // 1,000-byte edges cost 1 µs + 1 µs latency: more than staying.
+  CostGraph g = BuildGraph(testing::InterleavedChains(12, 1000));
   Cluster c = TestCluster(2, kNoBudgetLimit);
   std::optional<ListSchedule> s = Schedule(g, c);
   ASSERT_TRUE(s.has_value());
