@@ -6,7 +6,7 @@
 
 namespace autopar::costmodel {
 
-LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster) {
+LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches) {
   LowerBound bound;
   const uint32_t n = graph.num_units();
   // Critical path: units are in topological order, so one forward sweep.
@@ -23,6 +23,7 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster) {
     finish[u] = start + fastest;
     bound.critical_path_us = std::max(bound.critical_path_us, finish[u]);
   }
+  bound.critical_path_us /= std::max(1, microbatches);
   double aggregate_rate = 0;  // units of "whole graphs per µs"
   for (const ClusterDevice& d : cluster.devices) {
     double total = total_by_kind[d.kind];

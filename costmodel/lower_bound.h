@@ -10,7 +10,8 @@ namespace autopar::costmodel {
 
 struct LowerBound {
   /// Longest path through the graph, each unit at its fastest kind's time,
-  /// transfers free.
+  /// transfers free; with M micro-batches, that of one micro-batch (1/M of
+  /// it: the simulator scales every unit's time by 1/M).
   double critical_path_us = 0;
   /// All work spread perfectly over all devices: 1 / Σ_d (1 / W_kind(d)) where
   /// W_k is the total compute on kind k. Exact when the kinds' speed ratio is
@@ -20,7 +21,9 @@ struct LowerBound {
   double bound_us = 0;
 };
 
-LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster);
+/// The bound for a step of `microbatches` pipelined micro-batches (the
+/// simulator's SimulationOptions::microbatches).
+LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches = 1);
 
 }  // namespace autopar::costmodel
 

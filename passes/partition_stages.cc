@@ -177,6 +177,17 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   for (size_t j : contents.passed_outputs) {
     if (absl::Status s = add_output(graph.outputs()[j]); !s.ok()) return s;
   }
+  // A stage whose results nobody reads (dead code in the source: values that
+  // reach no graph output) still needs an output to be a model runtimes
+  // accept, so its nodes' unread results become its outputs.
+  if (stage.outputs.empty()) {
+    for (uint32_t i : contents.nodes) {
+      for (ir::ValueId v : graph.nodes()[i].outputs) {
+        if (!v.valid() || !graph.value(v).consumers.empty()) continue;
+        if (absl::Status s = add_output(v); !s.ok()) return s;
+      }
+    }
+  }
 
   std::sort(stage.after.begin(), stage.after.end());
   stage.after.erase(std::unique(stage.after.begin(), stage.after.end()), stage.after.end());

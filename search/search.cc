@@ -2,12 +2,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/heft.h"
+#include "search/m_etf.h"
+#include "search/m_sct.h"
+#include "search/m_topo.h"
+#include "search/pipeline_dp.h"
+#include "search/round_robin.h"
 #include "search/sgp.h"
 #include "search/single_device.h"
 
 namespace autopar::search {
 
-std::vector<std::string> AlgorithmNames() { return {"sgp", "single"}; }
+std::vector<std::string> AlgorithmNames() {
+  return {
+      "sgp", "m-etf", "m-sct", "m-topo", "heft", "pipeline-dp", "round-robin", "single",
+  };
+}
 
 absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
                                            const costmodel::CostGraph& graph,
@@ -15,6 +25,12 @@ absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
                                            const SearchOptions& options) {
   if (algorithm == "sgp") return PlaceSgp(graph, cluster, options);
   if (algorithm == "single") return PlaceSingleDevice(graph, cluster, options);
+  if (algorithm == "round-robin") return PlaceRoundRobin(graph, cluster, options);
+  if (algorithm == "m-topo") return PlaceMTopo(graph, cluster, options);
+  if (algorithm == "m-etf") return PlaceMEtf(graph, cluster, options);
+  if (algorithm == "m-sct") return PlaceMSct(graph, cluster, options);
+  if (algorithm == "heft") return PlaceHeft(graph, cluster, options);
+  if (algorithm == "pipeline-dp") return PlacePipelineDp(graph, cluster, options);
   return absl::InvalidArgumentError(
       absl::StrCat("unknown placement algorithm '", std::string(algorithm),
                    "' (known: ", absl::StrJoin(AlgorithmNames(), ", "), ")"));

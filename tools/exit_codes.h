@@ -23,6 +23,8 @@ inline int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kUnimplemented:
     case absl::StatusCode::kOutOfRange:
       return kExitBadInput;
+    case absl::StatusCode::kAlreadyExists:  // an output folder, without --force
+      return kExitUsage;
     case absl::StatusCode::kResourceExhausted:
       return kExitInfeasible;
     default:

@@ -255,18 +255,24 @@ class DataDependentIf(nn.Module):
 
 
 class FixedLoop(nn.Module):
+    """A Loop between ordinary layers whose body reads `gate`, a value computed
+    outside it: split tests see an outer value captured across devices."""
+
     def __init__(self, features=64):
         super().__init__()
+        self.pre = nn.Linear(features, features)
         self.linear = nn.Linear(features, features)
+        self.post = nn.Linear(features, features)
 
     def forward(self, x):
+        gate = torch.sigmoid(self.pre(x))
         # A `for _ in range(4)` loop would be unrolled by the TorchScript passes the
         # exporter runs; a counted while-loop survives as an ONNX Loop (4 trips).
         i = 0
         while i < 4:
-            x = x * 2 + self.linear(x)
+            x = x * 0.5 + self.linear(x) * gate
             i += 1
-        return x
+        return self.post(torch.relu(x))
 
 
 def scripted(cls):

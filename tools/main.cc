@@ -3,27 +3,36 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "tools/cli_output.h"
+#include "tools/compare_command.h"
 #include "tools/cost_command.h"
 #include "tools/exit_codes.h"
 #include "tools/info_command.h"
 #include "tools/place_command.h"
+#include "tools/split_command.h"
 
 namespace {
 
 constexpr char kVersion[] = "0.1.0";
 
-constexpr char kUsage[] = R"(usage: onnx-autopar COMMAND [ARGS...]
+constexpr char kUsage[] =
+    R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N | --cluster ...] [--stages]
+       onnx-autopar COMMAND [ARGS...]
 
 Prepares ONNX models for model-parallel execution across several devices.
+The first form splits MODEL.onnx into one model per device joined by
+Send/Recv, with plan.json (`onnx-autopar split --help` lists its flags).
 
 commands:
+  split MODEL.onnx    the first form, spelled out
   info MODEL.onnx     what the model contains: nodes, operators, parameters, shapes
   cost MODEL.onnx     per-node MACs, FLOPs, bytes and predicted time on a device
   place MODEL.onnx    search a device placement and report its simulated step
+  compare MODEL.onnx  run several placement algorithms and compare their plans
 
 Run `onnx-autopar COMMAND --help` for a command's flags and examples.
 Exit codes: 0 ok, 1 usage error, 2 unusable input, 3 infeasible, 4 internal error.
@@ -42,6 +51,13 @@ int Dispatch(const std::vector<std::string>& args) {
   if (args[0] == "info") return autopar::tools::RunInfoCommand(rest);
   if (args[0] == "cost") return autopar::tools::RunCostCommand(rest);
   if (args[0] == "place") return autopar::tools::RunPlaceCommand(rest);
+  if (args[0] == "compare") return autopar::tools::RunCompareCommand(rest);
+  if (args[0] == "split") return autopar::tools::RunSplitCommand(rest);
+  // `onnx-autopar MODEL.onnx -o OUT ...`: anything that is not a command but
+  // looks like a file or a flag goes to the main command.
+  if (args[0].starts_with("-") || args[0].ends_with(".onnx") || std::filesystem::exists(args[0])) {
+    return autopar::tools::RunSplitCommand(args);
+  }
   return autopar::tools::UsageError("unknown command '" + args[0] + "'", kUsage);
 }
 

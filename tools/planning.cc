@@ -19,7 +19,9 @@ absl::StatusOr<PlanningProblem> PrepareModel(const std::string& path,
   problem.model = *std::move(loaded);
   absl::StatusOr<passes::AnnotatedGraph> nodes =
       passes::AnnotateCosts(problem.model->graph, problem.cluster, costs);
-  if (!nodes.ok()) return absl::Status(nodes.status().code(), absl::StrCat("'", path, "': ", nodes.status().message()));
+  if (!nodes.ok())
+    return absl::Status(nodes.status().code(),
+                        absl::StrCat("'", path, "': ", nodes.status().message()));
   problem.nodes = *std::move(nodes);
   absl::StatusOr<passes::Coarsening> coarsening =
       passes::Coarsen(problem.nodes->graph, problem.cluster, coarsen);
@@ -35,16 +37,17 @@ absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
   PlanningProblem problem;
   if (cluster) {
     if (doc->graph.num_device_kinds() != static_cast<int>(cluster->kinds.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "'", path, "' has compute times for ", doc->graph.num_device_kinds(),
-          " device kind(s) but the cluster has ", cluster->kinds.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "' has compute times for ", doc->graph.num_device_kinds(),
+                       " device kind(s) but the cluster has ", cluster->kinds.size()));
     }
     problem.cluster = *std::move(cluster);
   } else if (doc->cluster) {
     problem.cluster = *std::move(doc->cluster);
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", path, "' has no \"devices\" block: give --devices N --memory-per-device SIZE or --cluster"));
+        "'", path,
+        "' has no \"devices\" block: give --devices N --memory-per-device SIZE or --cluster"));
   }
   problem.cost_graph = std::move(doc->graph);
   return problem;
@@ -62,17 +65,21 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!placement.ok()) return placement.status();
   if (absl::Status s = costmodel::CheckPlacement(units, problem.cluster, *placement); !s.ok()) {
-    return absl::InternalError(absl::StrCat(algorithm, " returned an invalid placement: ", s.message()));
+    return absl::InternalError(
+        absl::StrCat(algorithm, " returned an invalid placement: ", s.message()));
   }
   plan.placement = *std::move(placement);
   costmodel::Simulator simulator(units, problem.cluster);
-  costmodel::SimulationOptions sim_options{.microbatches = options.microbatches, .record_timeline = true};
+  costmodel::SimulationOptions sim_options{.microbatches = options.microbatches,
+                                           .record_timeline = true};
   plan.simulation = simulator.Run(plan.placement, sim_options);
-  plan.lower_bound = costmodel::ComputeLowerBound(units, problem.cluster);
+  plan.lower_bound = costmodel::ComputeLowerBound(units, problem.cluster, options.microbatches);
   costmodel::Placement single{.device = std::vector<int32_t>(units.num_units(), 0)};
-  plan.single_device_step_us = simulator.Run(single, {.microbatches = options.microbatches}).step_time_us;
+  plan.single_device_step_us =
+      simulator.Run(single, {.microbatches = options.microbatches}).step_time_us;
   for (uint32_t e = 0; e < units.num_edges(); ++e) {
-    if (plan.placement.device[units.edge_src(e)] != plan.placement.device[units.edge_dst(e)]) ++plan.cut_edges;
+    if (plan.placement.device[units.edge_src(e)] != plan.placement.device[units.edge_dst(e)])
+      ++plan.cut_edges;
   }
   return plan;
 }

@@ -254,6 +254,12 @@ TEST(SimulatorPropertyTest, StepTimeIsAtLeastTheLowerBound) {
     double total = 0;
     for (uint32_t u = 0; u < g.num_units(); ++u) total += g.compute_us(u, 0);
     EXPECT_NEAR(busy, total, 1e-6);
+    // Pipelined micro-batches shorten the step, never below their bound.
+    for (int m : {2, 4, 8}) {
+      const double step = sim.Run(p, {.microbatches = m}).step_time_us;
+      EXPECT_GE(step + 1e-9, ComputeLowerBound(g, c, m).bound_us)
+          << "trial " << trial << ", " << m << " micro-batches";
+    }
   }
 }
 

@@ -1,0 +1,214 @@
+// The main command, `onnx-autopar MODEL.onnx -o OUT_DIR`, as a user runs it:
+// what it writes (device models, stages, plan.json as DESIGN.md §8 says), that
+// it is deterministic, that it never leaves a half-written or clobbered
+// folder, and that a hand-made placement is applied or refused clearly.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "onnx_io/text_format.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/temp_dir.h"
+
+namespace autopar {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using ::testing::HasSubstr;
+using testing::RunCommand;
+using ::testing::StartsWith;
+using testing::TempDir;
+
+constexpr int kExitUsage = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitInfeasible = 3;
+
+// A branchy model with enough work that a placement on two devices cuts it
+// (4 KiB weights; WEIGHTS is replaced by their values).
+constexpr char kModel[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  branchy (float[8,32] x) => (float[8,32] y, float[8,32] z)
+  <float[32,32] w1 = {WEIGHTS}, float[32,32] w2 = {WEIGHTS}> {
+    a = MatMul(x, w1)
+    b = Relu(a)
+    c = MatMul(x, w2)
+    d = Sigmoid(c)
+    e = Add(b, d)
+    y = MatMul(e, w1)
+    z = Mul(e, d)
+  }
+)";
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class SplitCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<std::string> weights;
+    for (int i = 0; i < 32 * 32; ++i) weights.push_back(std::to_string(i % 7));
+    const std::string text =
+        absl::StrReplaceAll(kModel, {{"WEIGHTS", absl::StrJoin(weights, ",")}});
+    absl::StatusOr<onnx::ModelProto> model = onnx_io::ParseModelText(text);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = dir_.Write("model.onnx", model->SerializeAsString()).string();
+  }
+
+  CommandResult Split(const std::string& out, std::vector<std::string> flags) {
+    std::vector<std::string> argv = {AUTOPAR_CLI, model_, "-o", (dir_ / out).string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return RunCommand(argv);
+  }
+
+  nlohmann::json Plan(const std::string& out) {
+    return nlohmann::json::parse(ReadFile(dir_ / out / "plan.json"));
+  }
+
+  TempDir dir_;
+  std::string model_;
+};
+
+void ExpectCleanError(const CommandResult& r, int exit_code, const std::string& needle) {
+  EXPECT_EQ(r.signal, 0) << "crashed: " << r.stderr_text;
+  EXPECT_EQ(r.exit_code, exit_code) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, StartsWith("onnx-autopar: error: "));
+  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
+}
+
+TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
+  const std::string placement =
+      dir_.Write(
+              "placement.json",
+              R"({"MatMul_0": 0, "Relu_1": 0, "MatMul_2": 1, "Sigmoid_3": 1, "Add_4": 0, "MatMul_5": 1, "Mul_6": 0})")
+          .string();
+  // The text format leaves nodes unnamed; the importer names them <op>_<index>.
+  CommandResult r = Split("out", {"--devices", "2", "--stages", "--placement", placement});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("wrote"));
+  for (const char* file : {"plan.json", "device_0.onnx", "device_1.onnx", "stages/s0.onnx"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "out" / file)) << file;
+  }
+  nlohmann::json plan = Plan("out");
+  EXPECT_EQ(plan["format"], "onnx-autopar-plan");
+  EXPECT_EQ(plan["version"], 1);
+  EXPECT_EQ(plan["source"]["path"], model_);
+  EXPECT_EQ(plan["source"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(plan["source"]["nodes"], 7);
+  EXPECT_EQ(plan["algorithm"], "given");
+  ASSERT_EQ(plan["devices"].size(), 2u);
+  EXPECT_EQ(plan["devices"][0]["model"], "device_0.onnx");
+  EXPECT_EQ(plan["devices"][0]["nodes"].get<int>() + plan["devices"][1]["nodes"].get<int>(), 7);
+  EXPECT_GT(plan["devices"][1]["flops"].get<int64_t>(), 0);
+  // c (MatMul, dev 1) feeds d (dev 1); d and the Relu output cross to the Add
+  // and Mul on device 0; e crosses to y's MatMul on device 1.
+  std::set<std::string> crossing;
+  for (const nlohmann::json& t : plan["transfers"]) {
+    crossing.insert(t["tensor"].get<std::string>() + ":" + std::to_string(t["src"].get<int>()) +
+                    ">" + std::to_string(t["dst"].get<int>()));
+    EXPECT_EQ(t["dtype"], "float32");
+    EXPECT_EQ(t["bytes"], 8 * 32 * 4);
+  }
+  EXPECT_EQ(crossing, (std::set<std::string>{"d:1>0", "e:0>1"}));
+  EXPECT_EQ(plan["outputs"][0]["name"], "y");
+  EXPECT_EQ(plan["outputs"][0]["device"], 1);
+  EXPECT_EQ(plan["inputs"][0]["devices"], nlohmann::json::array({0, 1}));
+  EXPECT_FALSE(plan["stages"].empty());
+  EXPECT_GT(plan["predicted"]["step_time_us"].get<double>(), 0);
+  EXPECT_GE(plan["predicted"]["step_time_us"].get<double>(),
+            plan["predicted"]["lower_bound_us"].get<double>());
+  EXPECT_EQ(plan["node_to_device"].size(), 7u);
+  EXPECT_EQ(plan["node_to_device"]["MatMul_2"], 1);
+}
+
+TEST_F(SplitCommandTest, SameInputAndSeedGiveIdenticalOutput) {
+  ASSERT_EQ(Split("a", {"--devices", "3", "--stages", "--seed", "5"}).exit_code, 0);
+  ASSERT_EQ(Split("b", {"--devices", "3", "--stages", "--seed", "5"}).exit_code, 0);
+  int files = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir_ / "a")) {
+    if (!e.is_regular_file() || e.path().filename() == "plan.json") continue;
+    const fs::path relative = fs::relative(e.path(), dir_ / "a");
+    EXPECT_EQ(ReadFile(e.path()), ReadFile(dir_ / "b" / relative)) << relative;
+    ++files;
+  }
+  EXPECT_GE(files, 3);
+  // plan.json differs only in the measured search time.
+  nlohmann::json a = Plan("a"), b = Plan("b");
+  a.erase("search_time_ms");
+  b.erase("search_time_ms");
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(SplitCommandTest, ExistingOutputIsRefusedWithoutForce) {
+  fs::create_directory(dir_ / "out");
+  dir_.Write("out/keep.txt", "mine");
+  ExpectCleanError(Split("out", {"--devices", "2"}), kExitUsage, "already exists (use --force");
+  EXPECT_EQ(ReadFile(dir_ / "out" / "keep.txt"), "mine");
+  ASSERT_EQ(Split("out", {"--devices", "2", "--force"}).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "keep.txt"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "plan.json"));
+}
+
+TEST_F(SplitCommandTest, FailuresLeaveNoOutputFolder) {
+  ExpectCleanError(Split("out", {"--devices", "2", "--memory-per-device", "2KiB"}), kExitInfeasible,
+                   "more than the largest device");
+  ExpectCleanError(
+      RunCommand({AUTOPAR_CLI, (dir_ / "missing.onnx").string(), "-o", (dir_ / "out").string()}),
+      kExitBadInput, "missing.onnx");
+  ExpectCleanError(Split("out", {"--devices", "2", "--algo", "nonsense"}), kExitBadInput,
+                   "unknown placement algorithm");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // Nothing temporary is left beside it either.
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_.path())) {
+    EXPECT_EQ(e.path().filename(), "model.onnx") << "left behind: " << e.path();
+  }
+}
+
+TEST_F(SplitCommandTest, BadPlacementFilesAreOneLineErrors) {
+  ExpectCleanError(
+      Split("out", {"--devices", "2", "--placement", dir_.Write("p1.json", "{nope").string()}),
+      kExitBadInput, "not valid JSON");
+  ExpectCleanError(Split("out", {"--devices", "2", "--placement",
+                                 dir_.Write("p2.json", R"({"MatMul_0": 0})").string()}),
+                   kExitBadInput, "gives no device for node 'Relu_1'");
+  ExpectCleanError(Split("out", {"--devices", "2", "--placement",
+                                 dir_.Write("p3.json", R"({"zz": 0})").string()}),
+                   kExitBadInput, "'zz', which is not a node");
+  ExpectCleanError(Split("out", {"--devices", "2", "--placement",
+                                 dir_.Write("p4.json", R"({"MatMul_0": 2})").string()}),
+                   kExitBadInput, "devices are 0..1");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(SplitCommandTest, APlanJsonCanBeReapplied) {
+  ASSERT_EQ(Split("first", {"--devices", "4"}).exit_code, 0);
+  const std::string plan = (dir_ / "first" / "plan.json").string();
+  ASSERT_EQ(Split("second", {"--devices", "4", "--placement", plan}).exit_code, 0);
+  EXPECT_EQ(Plan("first")["node_to_device"], Plan("second")["node_to_device"]);
+  EXPECT_EQ(ReadFile(dir_ / "first" / "device_0.onnx"),
+            ReadFile(dir_ / "second" / "device_0.onnx"));
+}
+
+TEST_F(SplitCommandTest, UsageErrors) {
+  ExpectCleanError(RunCommand({AUTOPAR_CLI, model_}), kExitUsage, "-o OUT_DIR");
+  ExpectCleanError(Split("out", {"--stagez"}), kExitUsage, "stagez");
+  ExpectCleanError(Split("out", {"--seed", "x"}), kExitUsage, "--seed");
+  CommandResult help = RunCommand({AUTOPAR_CLI, "split", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.stdout_text, HasSubstr("--stages"));
+}
+
+}  // namespace
+}  // namespace autopar

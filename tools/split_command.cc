@@ -1,0 +1,225 @@
+#include "tools/split_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "costmodel/lower_bound.h"
+#include "costmodel/simulator.h"
+#include "onnx_io/deployment_writer.h"
+#include "passes/coarsen.h"
+#include "passes/partition.h"
+#include "passes/validate_deployment.h"
+#include "tools/cli_output.h"
+#include "tools/cluster_flags.h"
+#include "tools/exit_codes.h"
+#include "tools/model_loading.h"
+#include "tools/placement_file.h"
+#include "tools/plan_json.h"
+#include "tools/planning.h"
+#include "tools/search_flags.h"
+#include "tools/sha256.h"
+
+namespace autopar::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
+                    [--memory-per-device SIZE] [--cluster PRESET|FILE]
+                    [--algo sgp] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
+                    [--placement FILE] [--stages] [--force] [--quiet]
+                    [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+
+Splits the model across devices: searches a placement (SGP unless --algo says
+otherwise), rewrites the model into one ONNX model per device joined by
+com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
+
+  -o, --output DIR     the output folder; written atomically, refused if it
+                       exists unless --force
+  --stages             also write stages/s<k>.onnx: each device's work cut at
+                       its cross-device dependencies into plain ONNX models
+                       that stock runtimes run (tools/runner runs these)
+  --placement FILE     use this placement instead of searching: a plan.json
+                       (its node_to_device) or a JSON object node -> device
+  --algo NAME          the placement search (see `onnx-autopar place --help`)
+
+Without cluster flags the model is split for 4 x A100-80GB over NVLink.
+Same model, flags and seed give byte-identical models and plan.json (except
+plan.json's "search_time_ms").
+
+examples:
+  onnx-autopar resnet50.onnx -o out --devices 4 --stages
+  onnx-autopar bert.onnx -o out --cluster 2x4xA100-nvlink-pcie --microbatches 4
+  onnx-autopar model.onnx -o out2 --placement out/plan.json --force
+)";
+
+/// The placement the deployment is made from, node by node.
+struct NodePlacement {
+  std::string algorithm;
+  costmodel::Placement nodes;
+  double search_time_ms = 0;
+};
+
+absl::StatusOr<NodePlacement> ChoosePlacement(const PlanningProblem& problem,
+                                              const ParsedArgs& args, const SearchFlags& search) {
+  const ir::Graph& graph = problem.model->graph;
+  if (std::optional<std::string> file = args.Get("placement")) {
+    absl::StatusOr<std::vector<int32_t>> devices =
+        ReadPlacementFile(*file, graph, problem.cluster.num_devices());
+    if (!devices.ok()) return devices.status();
+    return NodePlacement{.algorithm = "given", .nodes = {.device = *std::move(devices)}};
+  }
+  absl::StatusOr<Plan> plan = MakePlan(problem, search.algorithm, search.options);
+  if (!plan.ok()) return plan.status();
+  return NodePlacement{.algorithm = plan->algorithm,
+                       .nodes = passes::ExpandPlacement(*problem.coarsening, plan->placement),
+                       .search_time_ms = plan->search_time_ms};
+}
+
+/// The first device over its memory, as an error.
+absl::Status OverflowError(const costmodel::Cluster& cluster,
+                           const costmodel::SimulationResult& sim, const std::string& algorithm) {
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    if (sim.devices[d].peak_memory_bytes > cluster.device(d).memory_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the ", algorithm, " placement needs ",
+                       FormatBytes(sim.devices[d].peak_memory_bytes), " on device ", d, " (",
+                       cluster.device(d).name, ", ", FormatBytes(cluster.device(d).memory_bytes),
+                       "); use more devices or devices with more memory"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string Summary(const std::string& out_dir, const PlanningProblem& problem,
+                    const NodePlacement& placement, const passes::Deployment& deployment,
+                    const costmodel::SimulationResult& sim, double lower_bound_us,
+                    double single_device_us) {
+  const costmodel::Cluster& cluster = problem.cluster;
+  std::string text;
+  absl::StrAppendFormat(
+      &text, "wrote %s: %d device models%s, plan.json\n", out_dir, cluster.num_devices(),
+      deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"));
+  absl::StrAppendFormat(&text, "placement  %s (%.1f ms search), %u nodes in %u units\n",
+                        placement.algorithm, placement.search_time_ms,
+                        problem.model->graph.num_nodes(), problem.units().num_units());
+  absl::StrAppendFormat(
+      &text, "predicted  %.1f us per step (lower bound %.1f us; %.2fx over one device)\n",
+      sim.step_time_us, lower_bound_us,
+      sim.step_time_us > 0 ? single_device_us / sim.step_time_us : 0.0);
+  absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
+                        FormatBytes(sim.comm_bytes));
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    const passes::DeviceModel& model = deployment.devices[d];
+    absl::StrAppendFormat(&text, "  %-14s %-10s %6d nodes %4d sends %4d recvs  peak %s of %s\n",
+                          model.file, cluster.device(d).name, model.num_nodes, model.num_sends,
+                          model.num_recvs, FormatBytes(sim.devices[d].peak_memory_bytes),
+                          FormatBytes(cluster.device(d).memory_bytes));
+  }
+  return text;
+}
+
+}  // namespace
+
+int RunSplitCommand(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> specs = ShapeFlagSpecs();
+  for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
+  for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
+  for (const char* name : {"output", "placement"}) specs.push_back({name, true});
+  for (const char* name : {"stages", "force", "help"}) specs.push_back({name, false});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  if (parsed->Has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (parsed->positional().size() != 1) return UsageError("give one model file", kUsage);
+  std::optional<std::string> out_dir = parsed->Get("output");
+  if (!out_dir || out_dir->empty())
+    return UsageError("give the output folder with -o OUT_DIR", kUsage);
+  const bool force = parsed->Has("force");
+  // Refuse early, before a search that may take a while; WriteDeployment
+  // checks again when it renames.
+  if (!force && std::filesystem::exists(*out_dir)) {
+    return ReportError(absl::AlreadyExistsError(absl::StrCat(
+        "the output folder '", *out_dir, "' already exists (use --force to replace it)")));
+  }
+  absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
+  if (!search.ok()) return UsageError(search.status().message(), kUsage);
+  absl::StatusOr<passes::ShapeOptions> shapes = ShapeOptionsFromArgs(*parsed);
+  if (!shapes.ok()) return UsageError(shapes.status().message(), kUsage);
+  absl::StatusOr<std::optional<costmodel::Cluster>> cluster = ClusterFromArgs(*parsed, true);
+  if (!cluster.ok()) return ReportError(cluster.status());
+
+  const std::string& model_path = parsed->positional()[0];
+  absl::StatusOr<PlanningProblem> problem = PrepareModel(model_path, *shapes, **std::move(cluster));
+  if (!problem.ok()) return ReportError(problem.status());
+  absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
+  if (!placement.ok()) return ReportError(placement.status());
+
+  // Values Send/Recv cannot carry stay on one device; the prediction is made
+  // for the placement as written, node by node.
+  const ir::Graph& graph = problem->model->graph;
+  placement->nodes.device =
+      passes::ColocateNonTensorValues(graph, std::move(placement->nodes.device));
+  const costmodel::CostGraph& nodes = problem->nodes->graph;
+  costmodel::Simulator simulator(nodes, problem->cluster);
+  const costmodel::SimulationResult sim = simulator.Run(
+      placement->nodes, {.microbatches = search->options.microbatches, .record_timeline = true});
+  if (sim.memory_overflow) {
+    absl::Status overflow = OverflowError(problem->cluster, sim, placement->algorithm);
+    // A hand-made placement is the user's decision: written, with a warning.
+    if (placement->algorithm != "given") return ReportError(overflow);
+    std::fprintf(stderr, "onnx-autopar: warning: %s\n", std::string(overflow.message()).c_str());
+  }
+  const costmodel::Placement single{.device = std::vector<int32_t>(nodes.num_units(), 0)};
+  const double single_device_us =
+      simulator.Run(single, {.microbatches = search->options.microbatches}).step_time_us;
+  const double lower_bound_us =
+      costmodel::ComputeLowerBound(nodes, problem->cluster, search->options.microbatches).bound_us;
+
+  const int num_devices = problem->cluster.num_devices();
+  absl::StatusOr<passes::Deployment> deployment =
+      passes::Partition(problem->model->model, graph, placement->nodes.device, num_devices,
+                        {.stages = parsed->Has("stages")});
+  if (!deployment.ok()) return ReportError(deployment.status());
+  if (absl::Status valid = passes::ValidateDeployment(problem->model->model, graph,
+                                                      placement->nodes.device, *deployment);
+      !valid.ok()) {
+    return ReportError(
+        absl::InternalError(absl::StrCat("the rewritten models are invalid: ", valid.message())));
+  }
+  absl::StatusOr<std::string> sha256 = Sha256OfFile(model_path);
+  if (!sha256.ok()) return ReportError(sha256.status());
+
+  const PlanRecord record{.source_path = model_path,
+                          .source_sha256 = *sha256,
+                          .algorithm = placement->algorithm,
+                          .seed = search->options.seed,
+                          .search_time_ms = placement->search_time_ms,
+                          .microbatches = search->options.microbatches,
+                          .cluster = &problem->cluster,
+                          .graph = &graph,
+                          .node_device = placement->nodes.device,
+                          .node_costs = problem->nodes->costs,
+                          .deployment = &*deployment,
+                          .simulation = &sim,
+                          .lower_bound_us = lower_bound_us,
+                          .single_device_step_us = single_device_us};
+  onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(*deployment);
+  files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
+  if (absl::Status written =
+          onnx_io::WriteDeployment(*out_dir, problem->model->model, files, {.force = force});
+      !written.ok()) {
+    return ReportError(written);
+  }
+  std::fputs(
+      Summary(*out_dir, *problem, *placement, *deployment, sim, lower_bound_us, single_device_us)
+          .c_str(),
+      stdout);
+  return kExitOk;
+}
+
+}  // namespace autopar::tools
