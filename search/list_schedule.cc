@@ -144,8 +144,9 @@ UnitsInOrder LayOutInOrder(const CostGraph& graph, const std::vector<uint32_t>& 
   units.param_offsets.assign(static_cast<size_t>(n) + 1, 0);
   for (uint32_t u = 0; u < n; ++u) {
     units.in_offsets[position[u] + 1] = static_cast<uint32_t>(graph.in_edges(u).size());
-    if (params)
+    if (params) {
       units.param_offsets[position[u] + 1] = static_cast<uint32_t>(graph.params(u).size());
+    }
   }
   for (uint32_t i = 0; i < n; ++i) {
     units.in_offsets[i + 1] += units.in_offsets[i];
