@@ -26,35 +26,48 @@ uint64_t OrderedBits(double value) {
   return (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
 }
 
-/// Units by key, descending, equal keys by index ascending: a stable
-/// least-significant-digit radix sort, O(V) per pass, passes whose digit all
-/// units share skipped.
-std::vector<uint32_t> SortByKeyDescending(const std::vector<uint64_t>& key) {
+/// A unit and 32 bits of its sort key.
+struct KeyedUnit {
+  uint32_t bits;
+  uint32_t unit;
+};
+
+/// Stable least-significant-digit radix sort by `bits`, ascending: O(V) per
+/// pass, passes whose digit all items share skipped.
+void RadixSortByBits(std::vector<KeyedUnit>& items, std::vector<KeyedUnit>& scratch) {
   constexpr int kDigitBits = 11;
-  constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;
+  constexpr int kPasses = (32 + kDigitBits - 1) / kDigitBits;
   constexpr uint32_t kDigits = uint32_t{1} << kDigitBits;
-  const auto n = static_cast<uint32_t>(key.size());
-  struct Item {
-    uint64_t inverted_key;  // ascending in this is descending in the key
-    uint32_t unit;
+  auto digit = [](const KeyedUnit& item, int pass) {
+    return (item.bits >> (kDigitBits * pass)) & (kDigits - 1);
   };
-  auto digit = [](const Item& item, int pass) {
-    return static_cast<uint32_t>(item.inverted_key >> (kDigitBits * pass)) & (kDigits - 1);
-  };
-  std::vector<Item> items(n), scratch(n);
+  const auto n = static_cast<uint32_t>(items.size());
   std::vector<uint32_t> counts(kPasses * kDigits, 0);
-  for (uint32_t u = 0; u < n; ++u) {
-    items[u] = Item{~key[u], u};
-    for (int pass = 0; pass < kPasses; ++pass) ++counts[pass * kDigits + digit(items[u], pass)];
+  for (const KeyedUnit& item : items) {
+    for (int pass = 0; pass < kPasses; ++pass) ++counts[pass * kDigits + digit(item, pass)];
   }
+  scratch.resize(n);
   for (int pass = 0; pass < kPasses; ++pass) {
     uint32_t* const count = counts.data() + pass * kDigits;
     if (std::find(count, count + kDigits, n) != count + kDigits) continue;  // would change nothing
     uint32_t offset = 0;
     for (uint32_t d = 0; d < kDigits; ++d) offset += std::exchange(count[d], offset);
-    for (const Item& item : items) scratch[count[digit(item, pass)]++] = item;
+    for (const KeyedUnit& item : items) scratch[count[digit(item, pass)]++] = item;
     items.swap(scratch);
   }
+}
+
+/// Units by key, descending, equal keys by index ascending: sorted by the
+/// inverted key's low half, then stably by its high half — 8-byte items move
+/// through memory, not 16-byte ones: on a million units the passes are
+/// memory-bound.
+std::vector<uint32_t> SortByKeyDescending(const std::vector<uint64_t>& key) {
+  const auto n = static_cast<uint32_t>(key.size());
+  std::vector<KeyedUnit> items(n), scratch;
+  for (uint32_t u = 0; u < n; ++u) items[u] = KeyedUnit{static_cast<uint32_t>(~key[u]), u};
+  RadixSortByBits(items, scratch);
+  for (KeyedUnit& item : items) item.bits = static_cast<uint32_t>(~key[item.unit] >> 32);
+  RadixSortByBits(items, scratch);
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = items[i].unit;
   return order;
