@@ -37,8 +37,9 @@ enum class OpClass : uint8_t {
   kPooling,        // Max/Average/Lp pooling, global pooling, RoI pooling
   kReduction,      // Reduce*, ArgMax/ArgMin, CumSum, Hardmax
   kElementwise,    // arithmetic, activations, comparisons, (de)quantization
-  kDataMovement,   // copies and layout: Reshape, Transpose, Concat, Gather...
-  kMetadata,       // no tensor data touched: Shape, Size, Constant, Optional*
+  kDataMovement,   // copies and layout: Transpose, Concat, Gather, Expand...
+  kMetadata,       // no tensor data touched: Shape, Size, Constant, and the
+                   // views Reshape, Flatten, (Un)Squeeze, Identity, Optional*
   kOther,          // everything irregular: Resize, TopK, NMS, ML trees, DFT...
 };
 inline constexpr size_t kNumOpClasses = 10;
@@ -65,7 +66,8 @@ enum class CostRule : uint8_t {
   kNone,          // no formula: an operator the model does not know
   kFormula,       // an arithmetic formula from shapes and attributes
   kDataMovement,  // documented "data movement only": bytes, no arithmetic
-  kMetadata,      // touches no tensor data (Shape, Size, Constant...): ~0
+  kMetadata,      // touches no tensor data (Shape, Size, Constant, views
+                  // such as Reshape): kernel overhead only
   kSubgraph,      // If / Loop / Scan / SequenceMap: the cost of its bodies
 };
 

@@ -318,15 +318,10 @@ Work Dispatch(const OpContext& c) {
     case K::kDepthToSpace:
     case K::kExpand:
     case K::kEyeLike:
-    case K::kFlatten:
-    case K::kIdentity:
     case K::kMaxUnpool:
     case K::kOneHot:
-    case K::kOptional:
-    case K::kOptionalGetElement:
     case K::kPad:
     case K::kRange:
-    case K::kReshape:
     case K::kReverseSequence:
     case K::kScatter:
     case K::kSequenceAt:
@@ -336,11 +331,9 @@ Work Dispatch(const OpContext& c) {
     case K::kSpaceToDepth:
     case K::kSplit:
     case K::kSplitToSequence:
-    case K::kSqueeze:
     case K::kTile:
     case K::kTranspose:
     case K::kTrilu:
-    case K::kUnsqueeze:
     case K::kMlCastMap:
     case K::kMlDictVectorizer:
     case K::kMlFeatureVectorizer:
@@ -360,6 +353,16 @@ Work Dispatch(const OpContext& c) {
     case K::kCompress:
     case K::kMlArrayFeatureExtractor:
       return Selection(c);
+
+    // --- Views: the input's buffer under another shape (Note [Views]) -----------
+    case K::kFlatten:
+    case K::kIdentity:
+    case K::kOptional:
+    case K::kOptionalGetElement:
+    case K::kReshape:
+    case K::kSqueeze:
+    case K::kUnsqueeze:
+      return View(c);
 
     // --- Metadata: no tensor data touched ---------------------------------------
     case K::kShape:

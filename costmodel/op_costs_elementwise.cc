@@ -54,6 +54,26 @@ Work Metadata(const OpContext& c) {
   return work;
 }
 
+// Note [Views]: Reshape, Flatten, Squeeze, Unsqueeze and Identity (and
+// Optional / OptionalGetElement, which wrap or unwrap a value) produce their
+// input's data under another shape or type. ONNX Runtime declares their
+// output an alias of input 0 (KernelDefBuilder().Alias(0, 0) in its CPU and
+// CUDA kernels): the allocation planner gives the output the input's buffer
+// and the kernel's copy finds source == destination, so nothing is read or
+// written — measured, these nodes take the dispatch overhead only. The output
+// still has its full size (output_bytes): it is the same data, and what
+// crosses a link when a consumer sits on another device. Runtimes copy when
+// they cannot alias (a graph output computed from a graph input or a
+// weight); that rare copy is not modelled. Not views: Expand and Tile (they
+// materialize the broadcast), Transpose and Slice (strided copies), Dropout
+// from opset 12 (its kernel copies).
+Work View(const OpContext& c) {
+  Work work = Metadata(c);
+  work.bytes_written = 0;
+  work.estimated = c.OutputEstimated();
+  return work;
+}
+
 Work Estimate(const OpContext& c, int64_t weight, OpClass op_class) {
   Work work;
   work.op_class = op_class;

@@ -157,6 +157,9 @@ Work DataMovement(const OpContext& c);
 Work Selection(const OpContext& c);
 /// No tensor data touched.
 Work Metadata(const OpContext& c);
+/// A view of input 0 under another shape (Note [Views]): no bytes move, one
+/// kernel launch.
+Work View(const OpContext& c);
 /// `weight` FLOPs per element of the largest operand, marked estimated: the
 /// fall-back of a formula whose shapes are missing.
 Work Estimate(const OpContext& c, int64_t weight, OpClass op_class);

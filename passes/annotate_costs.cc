@@ -9,19 +9,27 @@ namespace autopar::passes {
 
 absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
                                              const costmodel::Cluster& cluster,
-                                             const costmodel::CostOptions& options) {
+                                             const costmodel::CostOptions& options,
+                                             const costmodel::StepOptions& step) {
   AnnotatedGraph out;
   out.costs = costmodel::ComputeGraphCosts(graph, options);
+  if (step.mode == costmodel::StepMode::kTraining) {
+    out.training = costmodel::ComputeTrainingCosts(graph, out.costs, step.optimizer);
+  }
+  const costmodel::TrainingCosts* training = out.training ? &*out.training : nullptr;
   const int kinds = static_cast<int>(cluster.kinds.size());
   costmodel::CostGraph::Builder builder(kinds);
 
-  // 1. Parameter blocks, one per weight value (Note [Weights are not edges]).
+  // 1. Parameter blocks, one per weight value (Note [Weights are not edges]);
+  //    in training with its gradient and optimizer state.
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<uint32_t> param_of_value(graph.num_values(), kNone);
   for (uint32_t v = 0; v < graph.num_values(); ++v) {
     const ir::Value& value = graph.value(ir::ValueId(v));
     if (!value.is_parameter) continue;
-    param_of_value[v] = builder.AddParameter(value.SizeBytes().value_or(0));
+    param_of_value[v] = builder.AddParameter(
+        training ? costmodel::TrainingParameterBytes(value, training->trainable[v], step.optimizer)
+                 : value.SizeBytes().value_or(0));
   }
 
   // 2. One unit per node, in the graph's topological order.
@@ -32,7 +40,8 @@ absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
     unit.name = node.name;
     unit.op = node.domain.empty() ? node.op_type : absl::StrCat(node.domain, ".", node.op_type);
     for (const costmodel::DeviceSpec& kind : cluster.kinds) {
-      unit.compute_us.push_back(costmodel::PredictTimeUs(cost, kind));
+      unit.compute_us.push_back(training ? costmodel::TrainingTimeUs(cost, training->nodes[i], kind)
+                                         : costmodel::PredictTimeUs(cost, kind));
     }
     auto add_param = [&](ir::ValueId v) {
       if (!v.valid() || param_of_value[v.index()] == kNone) return;
@@ -45,6 +54,12 @@ absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
     for (ir::ValueId v : node.captured) add_param(v);
     unit.temp_bytes = cost.workspace_bytes;
     unit.flops = cost.flops;
+    if (training) {
+      const costmodel::NodeTrainingCost& t = training->nodes[i];
+      if (t.persistent_bytes > 0) unit.params.push_back(builder.AddParameter(t.persistent_bytes));
+      unit.temp_bytes = std::max(unit.temp_bytes, t.gradient_workspace_bytes);
+      unit.flops = (costmodel::Count(cost.flops) + t.backward.flops + t.update.flops).value();
+    }
     builder.AddUnit(std::move(unit));
   }
 
@@ -61,10 +76,13 @@ absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
                                                        node.name, "' has no static size ",
                                                        value.shape.ToString()));
       }
+      // Saved for the backward pass: kept to the end of the step like a graph
+      // output (Note [Training step]).
+      const bool saved = training && training->saved[v.index()];
       uint32_t tensor = builder.AddTensor({.name = value.name,
                                            .producer = i,
                                            .bytes = bytes.value_or(0),
-                                           .is_graph_output = value.is_graph_output});
+                                           .is_graph_output = value.is_graph_output || saved});
       for (ir::NodeId reader : value.consumers) builder.AddUse(tensor, reader.index());
     }
   }

@@ -17,6 +17,7 @@
 #include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
 #include "tools/planning.h"
+#include "tools/problem_flags.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -288,23 +289,18 @@ std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>&
 }  // namespace
 
 int RunCompareCommand(const std::vector<std::string>& args) {
-  std::vector<FlagSpec> specs = ShapeFlagSpecs();
-  for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
+  std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   // Every search flag but --algo: compare takes --algos.
   for (const FlagSpec& s : SearchFlagSpecs()) {
     if (s.name != "algo") specs.push_back(s);
   }
-  for (const char* name : {"algos", "format", "costgraph"}) specs.push_back({name, true});
+  for (const char* name : {"algos", "format"}) specs.push_back({name, true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
   if (parsed->Has("help")) {
     std::fputs(kUsage, stdout);
     return kExitOk;
-  }
-  const bool from_cost_graph = parsed->Has("costgraph");
-  if (parsed->positional().size() != (from_cost_graph ? 0u : 1u)) {
-    return UsageError("compare takes one model file, or --costgraph FILE", kUsage);
   }
   const std::string format = parsed->Get("format").value_or("table");
   if (format != "table" && format != "json" && format != "csv") {
@@ -317,18 +313,10 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<std::optional<costmodel::Cluster>> cluster =
-      ClusterFromArgs(*parsed, !from_cost_graph);
-  if (!cluster.ok()) return ReportError(cluster.status());
-
-  absl::StatusOr<PlanningProblem> problem;
-  if (from_cost_graph) {
-    problem = PrepareCostGraph(*parsed->Get("costgraph"), *std::move(cluster));
-  } else {
-    absl::StatusOr<passes::ShapeOptions> shapes = ShapeOptionsFromArgs(*parsed);
-    if (!shapes.ok()) return UsageError(shapes.status().message(), kUsage);
-    problem = PrepareModel(parsed->positional()[0], *shapes, **std::move(cluster));
-  }
+  absl::StatusOr<ProblemRequest> request =
+      ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
+  if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
   const std::vector<std::string> algorithms =
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));

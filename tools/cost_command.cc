@@ -14,6 +14,7 @@
 #include "tools/cli_output.h"
 #include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
+#include "tools/mode_flags.h"
 #include "tools/units.h"
 
 namespace autopar::tools {
@@ -24,6 +25,7 @@ using costmodel::NodeCost;
 constexpr char kUsage[] =
     R"(usage: onnx-autopar cost MODEL.onnx [--device PRESET|FILE] [--format table|csv|json]
                          [--top N] [--by-op] [--loop-trips N]
+                         [--mode inference|training] [--optimizer adam|sgd|momentum]
                          [--dim NAME=VALUE]... [--input-shape NAME=D0,D1,...]...
 
 Prints what every node costs — MACs (multiply-accumulates of conv, matmul,
@@ -41,11 +43,17 @@ flags:
   --by-op           a breakdown per operator type (csv: instead of the nodes)
   --loop-trips N    iterations of loops whose trip count is not a constant
                     (default 10)
+  --mode M          inference (default) or training: a training step's time
+                    per node is forward + backward + the optimizer's update,
+                    and the totals add gradients, optimizer state and the
+                    activations kept for the backward pass
+  --optimizer O     adam (default), sgd or momentum; with --mode training
   --dim, --input-shape   bind symbolic input dims; every shape must be static
 
 examples:
   onnx-autopar cost resnet50.onnx --device a100-80gb --top 10 --by-op
   onnx-autopar cost bert.onnx --dim batch=1 --dim sequence=128 --format json
+  onnx-autopar cost resnet50.onnx --device v100 --mode training --optimizer sgd
 )";
 
 // "4.09G", "237.6M", "12.3K", "512".
@@ -162,6 +170,10 @@ void PrintTable(const std::string& model_name, const ModelCost& cost,
   std::printf(
       "device  %s%s\n", device.name.c_str(),
       device.description.empty() ? "" : absl::StrCat(" (", device.description, ")").c_str());
+  if (cost.training) {
+    std::printf("step    %s: time_us is forward + backward + update\n",
+                StepDescription(cost.step).c_str());
+  }
   if (top) {
     std::printf("nodes   top %zu of %zu by predicted time\n", rows.size(), cost.costs.size());
   }
@@ -185,6 +197,16 @@ void PrintTable(const std::string& model_name, const ModelCost& cost,
               static_cast<long long>(t.nodes), FormatSi(t.macs).c_str(), FormatSi(t.flops).c_str(),
               FormatBytes(t.param_bytes).c_str(), FormatBytes(t.activation_bytes).c_str(),
               cost.total_time_us);
+  if (const std::optional<costmodel::TrainingCosts>& tr = cost.training) {
+    std::printf(
+        "train   backward %s FLOPs, update %s FLOPs; trainable params %s + gradients %s + "
+        "optimizer state %s; saved activations %s\n",
+        FormatSi(tr->backward_flops).c_str(), FormatSi(tr->update_flops).c_str(),
+        FormatBytes(tr->trainable_param_bytes).c_str(), FormatBytes(tr->gradient_bytes).c_str(),
+        FormatBytes(tr->optimizer_state_bytes).c_str(),
+        FormatBytes((costmodel::Count(tr->saved_activation_bytes) + tr->persistent_bytes).value())
+            .c_str());
+  }
   if (t.nodes_without_formula > 0) {
     std::printf("note    %lld nodes (marked ?) have no cost formula: counted as bytes only\n",
                 static_cast<long long>(t.nodes_without_formula));
@@ -258,16 +280,23 @@ absl::StatusOr<int64_t> PositiveFlag(const ParsedArgs& args, const char* flag) {
 absl::StatusOr<ModelCost> CostModelFile(const std::string& path,
                                         const passes::ShapeOptions& shape_options,
                                         const costmodel::CostOptions& cost_options,
-                                        const costmodel::DeviceSpec& device) {
+                                        const costmodel::DeviceSpec& device,
+                                        const costmodel::StepOptions& step) {
   absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shape_options);
   if (!loaded.ok()) return loaded.status();
   ModelCost cost;
   cost.loaded = *std::move(loaded);
   cost.costs = costmodel::ComputeGraphCosts(cost.loaded.graph, cost_options);
   cost.totals = costmodel::SumCosts(cost.loaded.graph, cost.costs);
+  cost.step = step;
+  if (step.mode == costmodel::StepMode::kTraining) {
+    cost.training = costmodel::ComputeTrainingCosts(cost.loaded.graph, cost.costs, step.optimizer);
+  }
   cost.time_us.reserve(cost.costs.size());
-  for (const NodeCost& c : cost.costs) {
-    cost.time_us.push_back(costmodel::PredictTimeUs(c, device));
+  for (size_t i = 0; i < cost.costs.size(); ++i) {
+    cost.time_us.push_back(
+        cost.training ? costmodel::TrainingTimeUs(cost.costs[i], cost.training->nodes[i], device)
+                      : costmodel::PredictTimeUs(cost.costs[i], device));
     cost.total_time_us += cost.time_us.back();
   }
   return cost;
@@ -290,16 +319,33 @@ nlohmann::ordered_json CostReportJson(const std::string& model_name, const Model
                      {"time_us", cost.time_us[i]},
                      {"op_class", std::string(costmodel::OpClassName(c.op_class))},
                      {"kernels", c.kernels}});
+    if (cost.training) {
+      nodes.back()["backward_flops"] = cost.training->nodes[i].backward.flops;
+      nodes.back()["update_flops"] = cost.training->nodes[i].update.flops;
+    }
   }
-  return {{"model", model_name},
-          {"device", device.name},
-          {"totals",
-           {{"macs", cost.totals.macs},
-            {"flops", cost.totals.flops},
-            {"param_bytes", cost.totals.param_bytes},
-            {"activation_bytes", cost.totals.activation_bytes},
-            {"time_us", cost.total_time_us}}},
-          {"nodes", nodes}};
+  nlohmann::ordered_json report = {{"model", model_name},
+                                   {"device", device.name},
+                                   {"totals",
+                                    {{"macs", cost.totals.macs},
+                                     {"flops", cost.totals.flops},
+                                     {"param_bytes", cost.totals.param_bytes},
+                                     {"activation_bytes", cost.totals.activation_bytes},
+                                     {"time_us", cost.total_time_us}}},
+                                   {"nodes", nodes}};
+  if (const std::optional<costmodel::TrainingCosts>& t = cost.training) {
+    // Forward figures stay in "flops" and the other totals; the step adds these.
+    report["mode"] = std::string(costmodel::StepModeName(cost.step.mode));
+    report["optimizer"] = std::string(costmodel::OptimizerName(cost.step.optimizer));
+    report["totals"]["training"] = {{"backward_flops", t->backward_flops},
+                                    {"update_flops", t->update_flops},
+                                    {"trainable_param_bytes", t->trainable_param_bytes},
+                                    {"gradient_bytes", t->gradient_bytes},
+                                    {"optimizer_state_bytes", t->optimizer_state_bytes},
+                                    {"saved_activation_bytes", t->saved_activation_bytes},
+                                    {"persistent_bytes", t->persistent_bytes}};
+  }
+  return report;
 }
 
 // The tool-neutral cost graph (costmodel/cost_graph_json.h) of the model for
@@ -307,6 +353,7 @@ nlohmann::ordered_json CostReportJson(const std::string& model_name, const Model
 absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const ParsedArgs& args,
                                               const passes::ShapeOptions& shapes,
                                               const costmodel::CostOptions& costs,
+                                              const costmodel::StepOptions& step,
                                               const costmodel::DeviceSpec& device) {
   int devices = 1;
   if (std::optional<std::string> text = args.Get("devices")) {
@@ -328,7 +375,7 @@ absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const Par
   absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes);
   if (!loaded.ok()) return loaded.status();
   absl::StatusOr<passes::AnnotatedGraph> annotated =
-      passes::AnnotateCosts(loaded->graph, cluster, costs);
+      passes::AnnotateCosts(loaded->graph, cluster, costs, step);
   if (!annotated.ok()) return annotated.status();
   return costmodel::CostGraphToJson(annotated->graph, &cluster).dump(2);
 }
@@ -342,6 +389,7 @@ int RunCostCommand(const std::vector<std::string>& args) {
   specs.push_back({"loop-trips", true});
   specs.push_back({"devices", true});
   specs.push_back({"memory-per-device", true});
+  for (const FlagSpec& s : ModeFlagSpecs()) specs.push_back(s);
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -367,6 +415,8 @@ int RunCostCommand(const std::vector<std::string>& args) {
     if (!n.ok()) return UsageError(n.status().message(), kUsage);
     cost_options.default_loop_trips = *n;
   }
+  absl::StatusOr<costmodel::StepOptions> step = StepOptionsFromArgs(*parsed);
+  if (!step.ok()) return UsageError(step.status().message(), kUsage);
   absl::StatusOr<passes::ShapeOptions> shape_options = ShapeOptionsFromArgs(*parsed);
   if (!shape_options.ok()) return UsageError(shape_options.status().message(), kUsage);
   shape_options->require_static = true;  // costs need every shape
@@ -378,12 +428,13 @@ int RunCostCommand(const std::vector<std::string>& args) {
   const std::string& path = parsed->positional()[0];
   if (format == "costgraph") {
     absl::StatusOr<std::string> graph =
-        CostGraphJsonText(path, *parsed, *shape_options, cost_options, *device);
+        CostGraphJsonText(path, *parsed, *shape_options, cost_options, *step, *device);
     if (!graph.ok()) return ReportError(graph.status());
     std::printf("%s\n", graph->c_str());
     return kExitOk;
   }
-  absl::StatusOr<ModelCost> cost = CostModelFile(path, *shape_options, cost_options, *device);
+  absl::StatusOr<ModelCost> cost =
+      CostModelFile(path, *shape_options, cost_options, *device, *step);
   if (!cost.ok()) return ReportError(cost.status());
 
   bool by_op = parsed->Has("by-op");

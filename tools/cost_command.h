@@ -4,6 +4,7 @@
 #ifndef AUTOPAR_TOOLS_COST_COMMAND_H_
 #define AUTOPAR_TOOLS_COST_COMMAND_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "costmodel/device.h"
 #include "costmodel/node_cost.h"
 #include "costmodel/op_costs.h"
+#include "costmodel/training.h"
 #include "nlohmann/json.hpp"
 #include "passes/infer_shapes.h"
 #include "tools/model_loading.h"
@@ -25,19 +27,25 @@ struct ModelCost {
   std::vector<double> time_us;
   costmodel::CostTotals totals;
   double total_time_us = 0;
+  costmodel::StepOptions step;
+  /// Set for a training step; time_us is then forward + backward + update.
+  std::optional<costmodel::TrainingCosts> training;
 };
 
-/// Loads `path` (shapes as `shape_options` say) and costs every node on
-/// `device`.
+/// Loads `path` (shapes as `shape_options` say) and costs every node of one
+/// `step` on `device`.
 absl::StatusOr<ModelCost> CostModelFile(const std::string& path,
                                         const passes::ShapeOptions& shape_options,
                                         const costmodel::CostOptions& cost_options,
-                                        const costmodel::DeviceSpec& device);
+                                        const costmodel::DeviceSpec& device,
+                                        const costmodel::StepOptions& step = {});
 
 /// `cost --format json`'s document: {"model", "device", "totals": {"macs",
 /// "flops", "param_bytes", "activation_bytes", "time_us"}, "nodes": [{"name",
 /// "op", "macs", "flops", "bytes_read", "bytes_written", "param_bytes",
-/// "output_bytes", "time_us"}]}, nodes in topological order.
+/// "output_bytes", "time_us"}]}, nodes in topological order. A training
+/// step adds "mode": "training" and "optimizer", per node "backward_flops" and
+/// "update_flops", and totals.training (see CostReportJson in the .cc).
 nlohmann::ordered_json CostReportJson(const std::string& model_name, const ModelCost& cost,
                                       const costmodel::DeviceSpec& device);
 

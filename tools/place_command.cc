@@ -8,6 +8,8 @@
 #include "tools/cli_output.h"
 #include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
+#include "tools/mode_flags.h"
+#include "tools/problem_flags.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -17,7 +19,8 @@ constexpr char kUsage[] =
     R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
                           [--memory-per-device SIZE] [--cluster PRESET|FILE]
                           [--algo sgp] [--microbatches M] [--seed N] [--time-budget 10s]
-                          [--threads N] [--quiet]
+                          [--threads N] [--quiet] [--mode inference|training]
+                          [--optimizer adam|sgd|momentum]
                           [--format text|json] [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
        onnx-autopar place --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
@@ -25,12 +28,18 @@ Searches a device placement and reports the simulated step: per-device load
 and memory against capacity, cut edges and bytes, predicted step time, the
 lower bound and their ratio. Nothing is written.
 
+--mode training plans a training step: forward + backward + the optimizer's
+update per unit, and per device the weights with their gradients and optimizer
+state (--optimizer, default adam) and the activations kept for the backward
+pass.
+
 Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
 cost graph for the "devices" block it contains.
 
 examples:
   onnx-autopar place resnet50.onnx --devices 4 --device V100
   onnx-autopar place bert.onnx --cluster 2x4xA100-nvlink-pcie --format json
+  onnx-autopar place resnet50.onnx --devices 2 --device T4 --mode training
   onnx-autopar place --costgraph graph.json --devices 8 --memory-per-device 16GiB
 )";
 
@@ -59,6 +68,7 @@ nlohmann::ordered_json PlanJsonSummary(const PlanningProblem& problem, const Pla
       placement[absl::StrCat(u)] = plan.placement.device[u];
   }
   return {{"algorithm", plan.algorithm},
+          {"mode", std::string(costmodel::StepModeName(problem.step.mode))},
           {"search_time_ms", plan.search_time_ms},
           {"step_time_us", sim.step_time_us},
           {"lower_bound_us", plan.lower_bound.bound_us},
@@ -80,6 +90,7 @@ std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
   std::string text;
   absl::StrAppendFormat(&text, "algorithm     %s (%.1f ms search, %u units)\n", plan.algorithm,
                         plan.search_time_ms, problem.units().num_units());
+  absl::StrAppendFormat(&text, "step          %s\n", StepDescription(problem.step));
   absl::StrAppendFormat(
       &text, "step time     %.1f us  (lower bound %.1f us, ratio %.2f; %.2fx over one device)\n",
       sim.step_time_us, plan.lower_bound.bound_us,
@@ -104,10 +115,9 @@ std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
 }
 
 int RunPlaceCommand(const std::vector<std::string>& args) {
-  std::vector<FlagSpec> specs = ShapeFlagSpecs();
-  for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
+  std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
-  for (const char* name : {"format", "costgraph"}) specs.push_back({name, true});
+  specs.push_back({"format", true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -115,27 +125,15 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
-  const bool from_cost_graph = parsed->Has("costgraph");
-  if (parsed->positional().size() != (from_cost_graph ? 0u : 1u)) {
-    return UsageError("place takes one model file, or --costgraph FILE", kUsage);
-  }
   const std::string format = parsed->Get("format").value_or("text");
   if (format != "text" && format != "json")
     return UsageError("--format must be text or json", kUsage);
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<std::optional<costmodel::Cluster>> cluster =
-      ClusterFromArgs(*parsed, !from_cost_graph);
-  if (!cluster.ok()) return ReportError(cluster.status());
-
-  absl::StatusOr<PlanningProblem> problem;
-  if (from_cost_graph) {
-    problem = PrepareCostGraph(*parsed->Get("costgraph"), *std::move(cluster));
-  } else {
-    absl::StatusOr<passes::ShapeOptions> shapes = ShapeOptionsFromArgs(*parsed);
-    if (!shapes.ok()) return UsageError(shapes.status().message(), kUsage);
-    problem = PrepareModel(parsed->positional()[0], *shapes, **std::move(cluster));
-  }
+  absl::StatusOr<ProblemRequest> request =
+      ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
+  if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
   absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
   if (!plan.ok()) return ReportError(plan.status());

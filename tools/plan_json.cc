@@ -96,6 +96,11 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
             {"lower_bound_us", r.lower_bound_us},
             {"single_device_step_us", r.single_device_step_us},
             {"microbatches", r.microbatches},
+            {"mode", std::string(costmodel::StepModeName(r.step.mode))},
+            {"optimizer",
+             r.step.mode == costmodel::StepMode::kTraining
+                 ? nlohmann::ordered_json(std::string(costmodel::OptimizerName(r.step.optimizer)))
+                 : nlohmann::ordered_json()},
             {"comm_bytes", sim.comm_bytes},
             {"transfers", sim.transfers},
             {"feasible", !sim.memory_overflow}}},

@@ -12,6 +12,7 @@
 #include "costmodel/cluster.h"
 #include "costmodel/node_cost.h"
 #include "costmodel/simulator.h"
+#include "costmodel/training.h"
 #include "ir/graph.h"
 #include "nlohmann/json.hpp"
 #include "passes/partition.h"
@@ -28,6 +29,8 @@ struct PlanRecord {
   uint64_t seed = 0;
   double search_time_ms = 0;
   int microbatches = 1;
+  /// Inference, or a training step with its optimizer.
+  costmodel::StepOptions step;
   const costmodel::Cluster* cluster = nullptr;
   const ir::Graph* graph = nullptr;
   /// Per node of `graph`, its device and its costs.

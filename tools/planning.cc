@@ -11,14 +11,16 @@ absl::StatusOr<PlanningProblem> PrepareModel(const std::string& path,
                                              const passes::ShapeOptions& shapes,
                                              costmodel::Cluster cluster,
                                              const costmodel::CostOptions& costs,
-                                             const passes::CoarsenOptions& coarsen) {
+                                             const passes::CoarsenOptions& coarsen,
+                                             const costmodel::StepOptions& step) {
   PlanningProblem problem;
   problem.cluster = std::move(cluster);
+  problem.step = step;
   absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes);
   if (!loaded.ok()) return loaded.status();
   problem.model = *std::move(loaded);
   absl::StatusOr<passes::AnnotatedGraph> nodes =
-      passes::AnnotateCosts(problem.model->graph, problem.cluster, costs);
+      passes::AnnotateCosts(problem.model->graph, problem.cluster, costs, step);
   if (!nodes.ok())
     return absl::Status(nodes.status().code(),
                         absl::StrCat("'", path, "': ", nodes.status().message()));

@@ -16,6 +16,7 @@
 #include "costmodel/cost_graph.h"
 #include "costmodel/lower_bound.h"
 #include "costmodel/simulator.h"
+#include "costmodel/training.h"
 #include "passes/annotate_costs.h"
 #include "passes/coarsen.h"
 #include "search/search.h"
@@ -26,6 +27,9 @@ namespace autopar::tools {
 /// What is being placed.
 struct PlanningProblem {
   costmodel::Cluster cluster;
+  /// The step the unit graph's costs describe (inference unless a model was
+  /// prepared for training).
+  costmodel::StepOptions step;
   /// Set when planning an ONNX model.
   std::optional<LoadedModel> model;
   std::optional<passes::AnnotatedGraph> nodes;
@@ -39,11 +43,15 @@ struct PlanningProblem {
   }
 };
 
+/// `step` says whether the units cost an inference or a training step
+/// (passes/annotate_costs.h, Note [Training step]); tools/mode_flags.h reads
+/// it from --mode and --optimizer.
 absl::StatusOr<PlanningProblem> PrepareModel(const std::string& path,
                                              const passes::ShapeOptions& shapes,
                                              costmodel::Cluster cluster,
                                              const costmodel::CostOptions& costs = {},
-                                             const passes::CoarsenOptions& coarsen = {});
+                                             const passes::CoarsenOptions& coarsen = {},
+                                             const costmodel::StepOptions& step = {});
 
 /// `cluster` overrides the file's "devices" block; one of the two must exist.
 absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,

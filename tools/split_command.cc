@@ -13,12 +13,11 @@
 #include "passes/partition.h"
 #include "passes/validate_deployment.h"
 #include "tools/cli_output.h"
-#include "tools/cluster_flags.h"
 #include "tools/exit_codes.h"
-#include "tools/model_loading.h"
 #include "tools/placement_file.h"
 #include "tools/plan_json.h"
 #include "tools/planning.h"
+#include "tools/problem_flags.h"
 #include "tools/search_flags.h"
 #include "tools/sha256.h"
 
@@ -29,6 +28,7 @@ constexpr char kUsage[] =
     R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
                     [--memory-per-device SIZE] [--cluster PRESET|FILE]
                     [--algo sgp] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
+                    [--mode inference|training] [--optimizer adam|sgd|momentum]
                     [--placement FILE] [--stages] [--force] [--quiet]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
 
@@ -124,8 +124,7 @@ std::string Summary(const std::string& out_dir, const PlanningProblem& problem,
 }  // namespace
 
 int RunSplitCommand(const std::vector<std::string>& args) {
-  std::vector<FlagSpec> specs = ShapeFlagSpecs();
-  for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
+  std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
   for (const char* name : {"output", "placement"}) specs.push_back({name, true});
   for (const char* name : {"stages", "force", "help"}) specs.push_back({name, false});
@@ -135,7 +134,6 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return kExitOk;
   }
-  if (parsed->positional().size() != 1) return UsageError("give one model file", kUsage);
   std::optional<std::string> out_dir = parsed->Get("output");
   if (!out_dir || out_dir->empty())
     return UsageError("give the output folder with -o OUT_DIR", kUsage);
@@ -148,13 +146,11 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<passes::ShapeOptions> shapes = ShapeOptionsFromArgs(*parsed);
-  if (!shapes.ok()) return UsageError(shapes.status().message(), kUsage);
-  absl::StatusOr<std::optional<costmodel::Cluster>> cluster = ClusterFromArgs(*parsed, true);
-  if (!cluster.ok()) return ReportError(cluster.status());
-
-  const std::string& model_path = parsed->positional()[0];
-  absl::StatusOr<PlanningProblem> problem = PrepareModel(model_path, *shapes, **std::move(cluster));
+  absl::StatusOr<ProblemRequest> request =
+      ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/false);
+  if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  const std::string& model_path = request->model_path;
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
   absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
   if (!placement.ok()) return ReportError(placement.status());
@@ -200,6 +196,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                           .seed = search->options.seed,
                           .search_time_ms = placement->search_time_ms,
                           .microbatches = search->options.microbatches,
+                          .step = problem->step,
                           .cluster = &problem->cluster,
                           .graph = &graph,
                           .node_device = placement->nodes.device,

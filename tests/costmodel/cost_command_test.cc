@@ -157,6 +157,55 @@ TEST(CostCommandTest, CostGraphFormatFeedsPlace) {
   EXPECT_TRUE(plan["feasible"].get<bool>());
 }
 
+TEST(CostCommandTest, TrainingMode) {
+  TempDir dir;
+  std::string model = WriteModel(dir, SmallCnn());
+  CommandResult inference = Cost({model, "--format", "json"});
+  CommandResult training =
+      Cost({model, "--format", "json", "--mode", "training", "--optimizer", "momentum"});
+  ASSERT_EQ(inference.exit_code, 0) << inference.stderr_text;
+  ASSERT_EQ(training.exit_code, 0) << training.stderr_text;
+  nlohmann::json before = nlohmann::json::parse(inference.stdout_text);
+  nlohmann::json after = nlohmann::json::parse(training.stdout_text);
+  EXPECT_FALSE(before.contains("mode"));
+  EXPECT_EQ(after["mode"], "training");
+  EXPECT_EQ(after["optimizer"], "momentum");
+  // Forward figures are unchanged; the step's time grows.
+  EXPECT_EQ(after["totals"]["flops"], before["totals"]["flops"]);
+  EXPECT_GT(after["totals"]["time_us"].get<double>(), before["totals"]["time_us"].get<double>());
+  const nlohmann::json& t = after["totals"]["training"];
+  const int64_t weights = (108 + 4 + 16) * 4;
+  EXPECT_EQ(t["trainable_param_bytes"], weights);
+  EXPECT_EQ(t["gradient_bytes"], weights);
+  EXPECT_EQ(t["optimizer_state_bytes"], weights);  // one fp32 momentum buffer
+  // The Conv reads the image (no gradient needed): only dW, 1 × its MACs.
+  EXPECT_EQ(after["nodes"][0]["backward_flops"], before["nodes"][0]["flops"]);
+  EXPECT_GT(after["nodes"][0]["update_flops"].get<int64_t>(), 0);
+
+  CommandResult table = Cost({model, "--mode", "training"});
+  ASSERT_EQ(table.exit_code, 0) << table.stderr_text;
+  EXPECT_THAT(table.stdout_text, HasSubstr("step    training (adam)"));
+  EXPECT_THAT(table.stdout_text, HasSubstr("optimizer state 1.0 KiB"));
+
+  // The cost graph of a training step holds the parameter state, and place
+  // plans a training step from the model.
+  CommandResult graph = Cost({model, "--format", "costgraph", "--mode", "training"});
+  ASSERT_EQ(graph.exit_code, 0) << graph.stderr_text;
+  EXPECT_EQ(nlohmann::json::parse(graph.stdout_text)["nodes"][0]["param_bytes"], 4 * (108 + 4) * 4);
+  CommandResult place = RunCommand(
+      {AUTOPAR_CLI, "place", model, "--devices", "2", "--mode", "training", "--format", "json"});
+  ASSERT_EQ(place.exit_code, 0) << place.stderr_text;
+  EXPECT_EQ(nlohmann::json::parse(place.stdout_text)["mode"], "training");
+  CommandResult text = RunCommand({AUTOPAR_CLI, "place", model, "--mode", "training"});
+  EXPECT_THAT(text.stdout_text, HasSubstr("step          training (adam)"));
+
+  ExpectCleanError(Cost({model, "--mode", "train"}), kExitUsage, "--mode");
+  ExpectCleanError(Cost({model, "--optimizer", "sgd"}), kExitUsage, "--mode training");
+  std::string path = dir.Write("graph.json", graph.stdout_text).string();
+  ExpectCleanError(RunCommand({AUTOPAR_CLI, "place", "--costgraph", path, "--mode", "training"}),
+                   kExitUsage, "--mode");
+}
+
 TEST(CostCommandTest, Errors) {
   TempDir dir;
   std::string model = WriteModel(dir, SmallCnn());

@@ -2,6 +2,9 @@
 // written out as the arithmetic it comes from.
 #include "costmodel/op_costs.h"
 
+#include <string>
+
+#include "costmodel/device.h"
 #include "gtest/gtest.h"
 #include "tests/costmodel/test_graph.h"
 
@@ -11,6 +14,7 @@ namespace {
 using ir::Attribute;
 using ir::DType;
 using ir::OpKind;
+using testing::Built;
 using testing::TestGraph;
 
 // The cost of the only (or first) node of `kind` in `graph`.
@@ -21,12 +25,6 @@ NodeCost CostOfKind(const ir::Graph& graph, OpKind kind, const CostOptions& opti
   }
   ADD_FAILURE() << "no node of kind " << ir::OpKindName(kind);
   return {};
-}
-
-ir::Graph Built(TestGraph&& g) {
-  absl::StatusOr<ir::Graph> graph = std::move(g).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return *std::move(graph);
 }
 
 // --- Convolutions ----------------------------------------------------------------
@@ -374,6 +372,53 @@ TEST(MetadataCostTest, ShapeAndConstantTouchNoData) {
   EXPECT_EQ(constant.kernels, 0);  // folded into the weights by runtimes
   EXPECT_EQ(constant.bytes_written, 0);
   EXPECT_EQ(constant.output_bytes, 64);
+}
+
+// ONNX Runtime aliases these outputs to their input (Note [Views]): a kernel
+// launch, no bytes moved, but the output keeps its size for the memory model
+// and for transfers.
+TEST(ViewCostTest, ReshapeFlattenSqueezeUnsqueezeIdentityMoveNothing) {
+  TestGraph g;
+  ir::ValueId x = g.Input("x", DType::kFloat, {{2, 1, 3, 4}});
+  ir::ValueId shape = g.Weight("shape", DType::kInt64, {2}, {2, 12});
+  ir::ValueId axes = g.Weight("axes", DType::kInt64, {1}, {1});
+  ir::ValueId r = g.Op(OpKind::kReshape, {x, shape}, {{2, 12}});
+  ir::ValueId f = g.Op(OpKind::kFlatten, {x}, {{2, 12}});
+  ir::ValueId s = g.Op(OpKind::kSqueeze, {x, axes}, {{2, 3, 4}});
+  ir::ValueId u = g.Op(OpKind::kUnsqueeze, {s, axes}, {{2, 1, 3, 4}});
+  ir::ValueId i = g.Op(OpKind::kIdentity, {u}, {{2, 1, 3, 4}});
+  for (ir::ValueId out : {r, f, i}) g.Output(out);
+  ir::Graph graph = Built(std::move(g));
+  for (OpKind kind : {OpKind::kReshape, OpKind::kFlatten, OpKind::kSqueeze, OpKind::kUnsqueeze,
+                      OpKind::kIdentity}) {
+    SCOPED_TRACE(std::string(ir::OpKindName(kind)));
+    NodeCost c = CostOfKind(graph, kind);
+    EXPECT_EQ(c.rule, CostRule::kMetadata);
+    EXPECT_EQ(c.op_class, OpClass::kMetadata);
+    EXPECT_EQ(c.bytes_read, 0);
+    EXPECT_EQ(c.bytes_written, 0);
+    EXPECT_EQ(c.flops, 0);
+    EXPECT_EQ(c.kernels, 1);
+    EXPECT_EQ(c.output_bytes, 24 * 4);
+  }
+  // The shape / axes operand is still a (tiny) parameter of the node.
+  EXPECT_EQ(CostOfKind(graph, OpKind::kReshape).param_bytes, 16);
+  // The roofline leaves the kernel overhead alone.
+  DeviceSpec cpu = CpuPreset(1);
+  EXPECT_DOUBLE_EQ(PredictTimeUs(CostOfKind(graph, OpKind::kReshape), cpu), cpu.kernel_overhead_us);
+}
+
+TEST(ViewCostTest, ExpandAndTransposeStillCopy) {
+  TestGraph g;
+  ir::ValueId x = g.Input("x", DType::kFloat, {{1, 3}});
+  ir::ValueId shape = g.Weight("shape", DType::kInt64, {2}, {4, 3});
+  g.Output(g.Op(OpKind::kExpand, {x, shape}, {{4, 3}}));
+  g.Output(g.Op(OpKind::kTranspose, {x}, {{3, 1}}));
+  ir::Graph graph = Built(std::move(g));
+  NodeCost expand = CostOfKind(graph, OpKind::kExpand);
+  EXPECT_EQ(expand.rule, CostRule::kDataMovement);
+  EXPECT_EQ(expand.bytes_written, 12 * 4);
+  EXPECT_EQ(CostOfKind(graph, OpKind::kTranspose).bytes_written, 3 * 4);
 }
 
 TEST(UnknownOpCostTest, HasNoFormulaButStillCountsBytes) {

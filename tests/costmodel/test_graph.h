@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
 #include "ir/graph.h"
 
 namespace autopar::costmodel::testing {
@@ -99,6 +100,14 @@ class TestGraph {
   ir::Graph graph_;
   int next_node_ = 0;
 };
+
+/// The graph `g` builds; fails the running test (and returns an empty graph)
+/// when it does not finalize.
+inline ir::Graph Built(TestGraph&& g) {
+  absl::StatusOr<ir::Graph> graph = std::move(g).Build();
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return graph.ok() ? *std::move(graph) : ir::Graph();
+}
 
 }  // namespace autopar::costmodel::testing
 
