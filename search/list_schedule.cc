@@ -57,18 +57,40 @@ void RadixSortByBits(std::vector<KeyedUnit>& items, std::vector<KeyedUnit>& scra
   }
 }
 
-/// Units by key, descending, equal keys by index ascending: sorted by the
-/// inverted key's low half, then stably by its high half — 8-byte items move
-/// through memory, not 16-byte ones: on a million units the passes are
-/// memory-bound.
+/// Insertion sort of `order` by key, descending, stable. Gives up (false,
+/// `order` then scrambled) once it has moved more than kMaxMovesPerUnit
+/// units per unit seen: O(V) either way.
+bool InsertionSortDescending(const std::vector<uint64_t>& key, std::vector<uint32_t>& order) {
+  constexpr uint64_t kMaxMovesPerUnit = 8;
+  constexpr uint64_t kSlackMoves = 1024;
+  uint64_t moves = 0;
+  for (size_t i = 1; i < order.size(); ++i) {
+    const uint32_t unit = order[i];
+    size_t j = i;
+    for (; j > 0 && key[order[j - 1]] < key[unit]; --j) order[j] = order[j - 1];
+    order[j] = unit;
+    moves += i - j;
+    if (moves > kMaxMovesPerUnit * i + kSlackMoves) return false;
+  }
+  return true;
+}
+
+/// Units by key, descending, equal keys by index ascending. Chains and
+/// blocks of branches come nearly in that order already (a unit outranks
+/// most later ones): an insertion sort finishes in O(V) there, reading
+/// memory in order. Wide DAGs are far from it: a radix sort by the inverted
+/// key's low half, then stably by its high half, on 8-byte items (on a
+/// million units the passes are memory-bound).
 std::vector<uint32_t> SortByKeyDescending(const std::vector<uint64_t>& key) {
   const auto n = static_cast<uint32_t>(key.size());
+  std::vector<uint32_t> order(n);
+  for (uint32_t u = 0; u < n; ++u) order[u] = u;
+  if (InsertionSortDescending(key, order)) return order;
   std::vector<KeyedUnit> items(n), scratch;
   for (uint32_t u = 0; u < n; ++u) items[u] = KeyedUnit{static_cast<uint32_t>(~key[u]), u};
   RadixSortByBits(items, scratch);
   for (KeyedUnit& item : items) item.bits = static_cast<uint32_t>(~key[item.unit] >> 32);
   RadixSortByBits(items, scratch);
-  std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = items[i].unit;
   return order;
 }

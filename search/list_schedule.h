@@ -9,9 +9,9 @@
 //     typical-link transfer of each edge.
 //  2. The ready unit of highest rank (then lowest index) goes next. Ranks
 //     fall along edges, so that is always the next unit in rank order: one
-//     radix sort, O(V), instead of a ready heap (Note [Ranks fall along
-//     edges] in the .cc). Exits (units nobody reads) delay nobody: they come
-//     last, longest first.
+//     O(V) sort instead of a ready heap (Note [Ranks fall along edges] in the
+//     .cc). Exits (units nobody reads) delay nobody: they come last, longest
+//     first.
 //  3. The unit goes to the device where it finishes earliest — the device is
 //     free, its inputs have arrived (local, already sent there, or sent now
 //     once the link is free) — among the devices whose parameter budget still

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "search/schedule_estimate.h"
 #include "tests/search/test_graphs.h"
+#include "tools/bench/graph_families.h"
 
 namespace autopar::search {
 namespace {
@@ -105,6 +106,36 @@ TEST(ListScheduleTest, ExitsComeAfterEveryOtherUnit) {
   std::optional<ListSchedule> s = Schedule(g, TestCluster(1, kNoBudgetLimit));
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->placement.priority, (std::vector<double>{0, 20, 10, 120, 130}));
+}
+
+TEST(ListScheduleTest, OneDeviceRunsTheUnitsInRankOrder) {
+  // On one device the start times give the order the units were taken in:
+  // rank descending, index ascending, exits last. A layered DAG is far from
+  // index order, a branchy chain close to it.
+  for (bench::GraphFamily family :
+       {bench::GraphFamily::kLayeredDag, bench::GraphFamily::kInceptionBlocks}) {
+    CostGraph g = bench::MakeGraph(family, 2000, /*seed=*/5);
+    const uint32_t n = g.num_units();
+    std::vector<double> rank(n, 0);
+    for (uint32_t u = n; u-- > 0;) {
+      double tail = 0;  // one device: transfers cost nothing
+      for (uint32_t e : g.out_edges(u)) tail = std::max(tail, rank[g.edge_dst(e)]);
+      rank[u] = g.compute_us(u, 0) + tail;
+    }
+    std::vector<uint32_t> expected(n), taken(n);
+    for (uint32_t u = 0; u < n; ++u) expected[u] = taken[u] = u;
+    std::stable_sort(expected.begin(), expected.end(), [&](uint32_t a, uint32_t b) {
+      const bool a_exit = g.out_edges(a).empty(), b_exit = g.out_edges(b).empty();
+      if (a_exit != b_exit) return b_exit;
+      return rank[a] > rank[b];
+    });
+    std::optional<ListSchedule> s = Schedule(g, TestCluster(1, kNoBudgetLimit));
+    ASSERT_TRUE(s.has_value());
+    std::sort(taken.begin(), taken.end(), [&](uint32_t a, uint32_t b) {
+      return s->placement.priority[a] < s->placement.priority[b];
+    });
+    EXPECT_EQ(taken, expected) << bench::GraphFamilyName(family);
+  }
 }
 
 TEST(ListScheduleTest, IndependentChainsGoOnePerDevice) {
