@@ -10,12 +10,13 @@
 #include "search/round_robin.h"
 #include "search/sgp.h"
 #include "search/single_device.h"
+#include "search/tga.h"
 
 namespace autopar::search {
 
 std::vector<std::string> AlgorithmNames() {
   return {
-      "sgp", "m-etf", "m-sct", "m-topo", "heft", "pipeline-dp", "round-robin", "single",
+      "sgp", "tga", "m-etf", "m-sct", "m-topo", "heft", "pipeline-dp", "round-robin", "single",
   };
 }
 
@@ -31,6 +32,7 @@ absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
   if (algorithm == "m-sct") return PlaceMSct(graph, cluster, options);
   if (algorithm == "heft") return PlaceHeft(graph, cluster, options);
   if (algorithm == "pipeline-dp") return PlacePipelineDp(graph, cluster, options);
+  if (algorithm == "tga") return PlaceTga(graph, cluster, options);
   return absl::InvalidArgumentError(
       absl::StrCat("unknown placement algorithm '", std::string(algorithm),
                    "' (known: ", absl::StrJoin(AlgorithmNames(), ", "), ")"));

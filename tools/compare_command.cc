@@ -18,6 +18,7 @@
 #include "tools/exit_codes.h"
 #include "tools/planning.h"
 #include "tools/problem_flags.h"
+#include "tools/progress_reporter.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -27,7 +28,8 @@ constexpr char kUsage[] =
     R"(usage: onnx-autopar compare MODEL.onnx [--devices N] [--device PRESET|FILE]
                             [--memory-per-device SIZE] [--cluster PRESET|FILE]
                             [--algos NAME,NAME,...|all] [--format table|json|csv]
-                            [--microbatches M] [--seed N] [--time-budget 10s] [--threads N]
+                            [--microbatches M] [--seed N] [--time-budget 10s] [--threads N] [--quiet]
+                            [--mode inference|training] [--optimizer adam|sgd|momentum]
                             [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
        onnx-autopar compare --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
@@ -321,7 +323,10 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   const std::vector<std::string> algorithms =
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));
 
+  ProgressReporter progress(search->quiet);
+  search->options.on_progress = progress.Callback();
   const std::vector<Row> rows = RunAll(*problem, algorithms, search->options);
+  progress.Finish();
   if (format == "json") {
     std::printf("%s\n", CompareJson(*problem, rows, search->options.microbatches).dump(2).c_str());
   } else if (format == "csv") {

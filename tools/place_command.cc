@@ -10,6 +10,7 @@
 #include "tools/exit_codes.h"
 #include "tools/mode_flags.h"
 #include "tools/problem_flags.h"
+#include "tools/progress_reporter.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -18,7 +19,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
                           [--memory-per-device SIZE] [--cluster PRESET|FILE]
-                          [--algo sgp] [--microbatches M] [--seed N] [--time-budget 10s]
+                          [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
                           [--threads N] [--quiet] [--mode inference|training]
                           [--optimizer adam|sgd|momentum]
                           [--format text|json] [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
@@ -27,6 +28,10 @@ constexpr char kUsage[] =
 Searches a device placement and reports the simulated step: per-device load
 and memory against capacity, cut edges and bytes, predicted step time, the
 lower bound and their ratio. Nothing is written.
+
+--algo NAME picks the search: sgp (default), tga (genetic, anytime: runs up to
+--time-budget, default 10s, and shows its progress on a terminal), m-etf,
+m-sct, m-topo, heft, pipeline-dp, round-robin or single.
 
 --mode training plans a training step: forward + backward + the optimizer's
 update per unit, and per device the weights with their gradients and optimizer
@@ -135,7 +140,10 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
   absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
+  ProgressReporter progress(search->quiet);
+  search->options.on_progress = progress.Callback();
   absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
+  progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
   if (format == "json") {
     std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());

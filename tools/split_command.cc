@@ -18,6 +18,8 @@
 #include "tools/plan_json.h"
 #include "tools/planning.h"
 #include "tools/problem_flags.h"
+#include "tools/progress_reporter.h"
+#include "tools/report_html.h"
 #include "tools/search_flags.h"
 #include "tools/sha256.h"
 
@@ -27,9 +29,9 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
                     [--memory-per-device SIZE] [--cluster PRESET|FILE]
-                    [--algo sgp] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
+                    [--algo NAME] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
                     [--mode inference|training] [--optimizer adam|sgd|momentum]
-                    [--placement FILE] [--stages] [--force] [--quiet]
+                    [--placement FILE] [--stages] [--no-report] [--force] [--quiet]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
 
 Splits the model across devices: searches a placement (SGP unless --algo says
@@ -41,13 +43,17 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --stages             also write stages/s<k>.onnx: each device's work cut at
                        its cross-device dependencies into plain ONNX models
                        that stock runtimes run (tools/runner runs these)
+  --no-report          do not write report.html (the simulated step's
+                       timeline, device load and memory, cut edges)
   --placement FILE     use this placement instead of searching: a plan.json
                        (its node_to_device) or a JSON object node -> device
-  --algo NAME          the placement search (see `onnx-autopar place --help`)
+  --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
+                       m-topo, heft, pipeline-dp, round-robin, single
+                       (see `onnx-autopar place --help`)
 
 Without cluster flags the model is split for 4 x A100-80GB over NVLink.
 Same model, flags and seed give byte-identical models and plan.json (except
-plan.json's "search_time_ms").
+plan.json's "search_time_ms" and the search time in report.html).
 
 examples:
   onnx-autopar resnet50.onnx -o out --devices 4 --stages
@@ -96,12 +102,13 @@ absl::Status OverflowError(const costmodel::Cluster& cluster,
 std::string Summary(const std::string& out_dir, const PlanningProblem& problem,
                     const NodePlacement& placement, const passes::Deployment& deployment,
                     const costmodel::SimulationResult& sim, double lower_bound_us,
-                    double single_device_us) {
+                    double single_device_us, bool report) {
   const costmodel::Cluster& cluster = problem.cluster;
   std::string text;
   absl::StrAppendFormat(
-      &text, "wrote %s: %d device models%s, plan.json\n", out_dir, cluster.num_devices(),
-      deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"));
+      &text, "wrote %s: %d device models%s, plan.json%s\n", out_dir, cluster.num_devices(),
+      deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"),
+      report ? ", report.html" : "");
   absl::StrAppendFormat(&text, "placement  %s (%.1f ms search), %u nodes in %u units\n",
                         placement.algorithm, placement.search_time_ms,
                         problem.model->graph.num_nodes(), problem.units().num_units());
@@ -127,7 +134,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
   for (const char* name : {"output", "placement"}) specs.push_back({name, true});
-  for (const char* name : {"stages", "force", "help"}) specs.push_back({name, false});
+  for (const char* name : {"stages", "no-report", "force", "help"}) specs.push_back({name, false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
   if (parsed->Has("help")) {
@@ -152,7 +159,10 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   const std::string& model_path = request->model_path;
   absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   if (!problem.ok()) return ReportError(problem.status());
+  ProgressReporter progress(search->quiet);
+  search->options.on_progress = progress.Callback();
   absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
+  progress.Finish();
   if (!placement.ok()) return ReportError(placement.status());
 
   // Values Send/Recv cannot carry stay on one device; the prediction is made
@@ -207,15 +217,29 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                           .single_device_step_us = single_device_us};
   onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(*deployment);
   files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
+  const bool report = !parsed->Has("no-report");
+  if (report) {
+    files.extra_files["report.html"] = RenderReport({.model = model_path,
+                                                     .algorithm = placement->algorithm,
+                                                     .search_time_ms = placement->search_time_ms,
+                                                     .microbatches = search->options.microbatches,
+                                                     .lower_bound_us = lower_bound_us,
+                                                     .single_device_step_us = single_device_us,
+                                                     .cluster = &problem->cluster,
+                                                     .graph = &nodes,
+                                                     .unit_costs = problem->nodes->costs,
+                                                     .simulation = &sim,
+                                                     .transfers = deployment->transfers});
+  }
   if (absl::Status written =
           onnx_io::WriteDeployment(*out_dir, problem->model->model, files, {.force = force});
       !written.ok()) {
     return ReportError(written);
   }
-  std::fputs(
-      Summary(*out_dir, *problem, *placement, *deployment, sim, lower_bound_us, single_device_us)
-          .c_str(),
-      stdout);
+  std::fputs(Summary(*out_dir, *problem, *placement, *deployment, sim, lower_bound_us,
+                     single_device_us, report)
+                 .c_str(),
+             stdout);
   return kExitOk;
 }
 

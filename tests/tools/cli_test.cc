@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "onnx_io/text_format.h"
+#include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -15,6 +16,7 @@ namespace autopar {
 namespace {
 
 using testing::CommandResult;
+using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using testing::RunCommand;
 using ::testing::StartsWith;
@@ -42,15 +44,6 @@ CommandResult Info(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {AUTOPAR_CLI, "info"};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv);
-}
-
-// One line on stderr, prefixed, with the given exit code, and no crash.
-void ExpectCleanError(const CommandResult& r, int exit_code, const std::string& needle) {
-  EXPECT_EQ(r.signal, 0) << "crashed: " << r.stderr_text;
-  EXPECT_EQ(r.exit_code, exit_code) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, StartsWith("onnx-autopar: error: "));
-  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
 }
 
 TEST(CliTest, BadModelFilesAreOneLineErrors) {

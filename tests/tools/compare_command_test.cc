@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -17,6 +18,7 @@ namespace autopar {
 namespace {
 
 using testing::CommandResult;
+using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using testing::RunCommand;
 using ::testing::StartsWith;
@@ -59,19 +61,10 @@ CommandResult Compare(const std::vector<std::string>& args) {
   return RunCommand(argv);
 }
 
-// One line on stderr, prefixed, with the given exit code, and no crash.
-void ExpectCleanError(const CommandResult& r, int exit_code, const std::string& needle) {
-  EXPECT_EQ(r.signal, 0) << "crashed: " << r.stderr_text;
-  EXPECT_EQ(r.exit_code, exit_code) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, StartsWith("onnx-autopar: error: "));
-  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
-}
-
 TEST(CompareCommandTest, JsonSchema) {
   TempDir dir;
   const std::string graph = dir.Write("g.json", ForkJoin(4, int64_t{1} << 30)).string();
-  CommandResult r = Compare({"--costgraph", graph, "--format", "json"});
+  CommandResult r = Compare({"--costgraph", graph, "--format", "json", "--time-budget", "1s"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const nlohmann::json report = nlohmann::json::parse(r.stdout_text);
   EXPECT_EQ(report["units"], 8);
@@ -177,7 +170,7 @@ TEST(CompareCommandTest, AlgorithmsWithoutAPlanGetARow) {
   EXPECT_EQ(report["best"], "sgp");
 
   // "all" leaves "single" out when one device cannot hold the model.
-  CommandResult all = Compare({"--costgraph", graph, "--format", "json"});
+  CommandResult all = Compare({"--costgraph", graph, "--format", "json", "--time-budget", "1s"});
   ASSERT_EQ(all.exit_code, 0) << all.stderr_text;
   for (const nlohmann::json& row : nlohmann::json::parse(all.stdout_text)["results"]) {
     EXPECT_NE(row["algorithm"], "single");

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "onnx_io/text_format.h"
+#include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -22,7 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CommandResult;
+using testing::ExpectCleanError;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::RunCommand;
 using ::testing::StartsWith;
 using testing::TempDir;
@@ -80,14 +83,6 @@ class SplitCommandTest : public ::testing::Test {
   std::string model_;
 };
 
-void ExpectCleanError(const CommandResult& r, int exit_code, const std::string& needle) {
-  EXPECT_EQ(r.signal, 0) << "crashed: " << r.stderr_text;
-  EXPECT_EQ(r.exit_code, exit_code) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, StartsWith("onnx-autopar: error: "));
-  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
-}
-
 TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
   const std::string placement =
       dir_.Write(
@@ -98,7 +93,9 @@ TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
   CommandResult r = Split("out", {"--devices", "2", "--stages", "--placement", placement});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("wrote"));
-  for (const char* file : {"plan.json", "device_0.onnx", "device_1.onnx", "stages/s0.onnx"}) {
+  EXPECT_THAT(r.stdout_text, HasSubstr("plan.json, report.html"));
+  for (const char* file :
+       {"plan.json", "report.html", "device_0.onnx", "device_1.onnx", "stages/s0.onnx"}) {
     EXPECT_TRUE(fs::exists(dir_ / "out" / file)) << file;
   }
   nlohmann::json plan = Plan("out");
@@ -138,7 +135,11 @@ TEST_F(SplitCommandTest, SameInputAndSeedGiveIdenticalOutput) {
   ASSERT_EQ(Split("b", {"--devices", "3", "--stages", "--seed", "5"}).exit_code, 0);
   int files = 0;
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir_ / "a")) {
-    if (!e.is_regular_file() || e.path().filename() == "plan.json") continue;
+    // plan.json and report.html carry the measured search time.
+    if (!e.is_regular_file() || e.path().filename() == "plan.json" ||
+        e.path().filename() == "report.html") {
+      continue;
+    }
     const fs::path relative = fs::relative(e.path(), dir_ / "a");
     EXPECT_EQ(ReadFile(e.path()), ReadFile(dir_ / "b" / relative)) << relative;
     ++files;
@@ -149,6 +150,25 @@ TEST_F(SplitCommandTest, SameInputAndSeedGiveIdenticalOutput) {
   a.erase("search_time_ms");
   b.erase("search_time_ms");
   EXPECT_EQ(a, b);
+}
+
+TEST_F(SplitCommandTest, WritesAReportUnlessToldNotTo) {
+  ASSERT_EQ(Split("with", {"--devices", "2"}).exit_code, 0);
+  const std::string html = ReadFile(dir_ / "with" / "report.html");
+  EXPECT_THAT(html, StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(html, HasSubstr("class=\"lanelabel\">device 0 "));
+  EXPECT_THAT(html, HasSubstr("class=\"lanelabel\">device 1 "));
+  EXPECT_THAT(html, HasSubstr("<title>MatMul_0 (MatMul), "));
+  CommandResult r = Split("without", {"--devices", "2", "--no-report"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, Not(HasSubstr("report.html")));
+  EXPECT_TRUE(fs::exists(dir_ / "without" / "plan.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "without" / "report.html"));
+  // The report leaves plan.json as it was.
+  nlohmann::json with = Plan("with"), without = Plan("without");
+  with.erase("search_time_ms");
+  without.erase("search_time_ms");
+  EXPECT_EQ(with, without);
 }
 
 TEST_F(SplitCommandTest, ExistingOutputIsRefusedWithoutForce) {

@@ -78,6 +78,8 @@ struct Config {
   uint32_t max_units = 100000;
   std::map<std::string, uint32_t> max_units_for = DefaultMaxUnits();
   double time_budget_s = 2;
+  /// Pipelined micro-batches per step (the simulator's and the searches').
+  int microbatches = 1;
 };
 
 /// One graph to place: a synthetic family at a size, or a model.
@@ -125,6 +127,7 @@ Result Measure(const std::string& algorithm, const CostGraph& graph, const Clust
   r.algorithm = algorithm;
   search::SearchOptions options;
   options.time_budget_s = config.time_budget_s;
+  options.microbatches = config.microbatches;
   const auto start = std::chrono::steady_clock::now();
   const std::clock_t start_cpu = std::clock();
   absl::StatusOr<costmodel::Placement> placement =
@@ -144,7 +147,8 @@ Result Measure(const std::string& algorithm, const CostGraph& graph, const Clust
     return r;
   }
   costmodel::Simulator simulator(graph, cluster);
-  const costmodel::SimulationResult& sim = simulator.Run(*placement);
+  const costmodel::SimulationResult& sim =
+      simulator.Run(*placement, {.microbatches = config.microbatches});
   r.status = "ok";
   r.step_us = sim.step_time_us;
   r.ratio = lower_bound_us > 0 ? sim.step_time_us / lower_bound_us : 0;
@@ -229,7 +233,8 @@ void Bench::RunWorkload(const Workload& w) {
       const CostGraph& graph = tight ? tight_graph : w.loose;
       const int64_t memory = tight ? tight_bytes : kLooseMemoryBytes;
       const Cluster cluster = MakeCluster(w, devices, memory);
-      const double lower_bound_us = costmodel::ComputeLowerBound(graph, cluster).bound_us;
+      const double lower_bound_us =
+          costmodel::ComputeLowerBound(graph, cluster, config_.microbatches).bound_us;
       std::vector<Result> results;
       for (const std::string& algorithm : config_.algorithms) {
         if (std::optional<std::string> reason = SkipReason(w, algorithm, graph.num_units())) {
@@ -385,6 +390,9 @@ int Main(int argc, char** argv) {
         return 1;
       }
       config.max_units_for[parts[0]] = limit;
+    } else if (flag == "--microbatches" && has_value &&
+               absl::SimpleAtoi(argv[i + 1], &config.microbatches) && config.microbatches > 0) {
+      ++i;
     } else if (flag == "--time-budget" && has_value &&
                absl::SimpleAtod(argv[i + 1], &config.time_budget_s) && config.time_budget_s > 0) {
       budget_given = true;
@@ -394,7 +402,7 @@ int Main(int argc, char** argv) {
           stderr,
           "placement_bench: bad argument '%s'\nusage: placement_bench [--quick] [--csv FILE] "
           "[--models-dir DIR] [--models a,b] [--algos a,b] [--families a,b] "
-          "[--max-units N] [--max-units-for ALGO=N] [--time-budget SECONDS]\n",
+          "[--max-units N] [--max-units-for ALGO=N] [--time-budget SECONDS] [--microbatches M]\n",
           flag.c_str());
       return 1;
     }

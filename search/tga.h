@@ -1,0 +1,92 @@
+// TGA: the two-population genetic placement search (DESIGN.md §6, issue 8).
+// Iterative where SGP is one-shot: it starts from the other algorithms'
+// plans and improves them, every candidate judged by the event simulator.
+//
+// Two populations with different roles (the research's two-population GA;
+// the building blocks are textbook: tournament selection and elitism —
+// Goldberg, "Genetic Algorithms in Search, Optimization and Machine
+// Learning", 1989; migration between populations — Whitley, Rana and
+// Heckendorn, "The island model genetic algorithm", 1999; local search on
+// the elite — Moscato's memetic algorithms, 1989):
+//  - explore: diverse seeds (memory-aware random fills, random cut points,
+//    block round-robin, random devices), high mutation, generational
+//    replacement, a fresh start when the search stalls;
+//  - exploit: seeded from every other algorithm Place() knows (SGP, the
+//    baselines), elitist (μ + λ) replacement, light mutation and a cheap local
+//    search around its best plan;
+//  - every few generations the best of each migrate to the other.
+// The operators respect the graph (search/tga_operators.h); the fitness is
+// the simulated step time, any plan over memory losing to every plan within
+// it (search/tga_evaluator.h, Note [Infeasible loses]).
+//
+// Guarantees: the result is never worse, in the simulator, than the best
+// seed (the exploit population is elitist and starts with the seeds under
+// their own priorities); it fits memory whenever any evaluated plan did,
+// else the search fails with InfeasibleError's ResourceExhausted.
+// Anytime: it stops at options.time_budget_s (10 s unless set; checked
+// between generations, seeding included), on convergence (stall_generations without
+// improvement) or at max_generations. Deterministic: one seeded generator
+// drives every random choice on the calling thread, and parallel evaluation
+// does not change fitness (Note [Deterministic evaluation]); runs that end
+// by convergence or max_generations give the same plan for every
+// options.threads. A run cut by the time budget depends on how many
+// generations fitted in it.
+#ifndef AUTOPAR_SEARCH_TGA_H_
+#define AUTOPAR_SEARCH_TGA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "costmodel/simulator.h"
+#include "search/search.h"
+
+namespace autopar::search {
+
+/// TGA's own settings; the defaults are what Place("tga", …) uses.
+struct TgaOptions {
+  int explore_size = 16;
+  int exploit_size = 16;
+  /// Moves tried around the exploit population's best plan per generation.
+  int local_search_moves = 16;
+  /// Generations between migrations, and how many plans migrate.
+  int migration_interval = 5;
+  int migrants = 2;
+  /// Convergence: stop after this many generations without improvement.
+  int stall_generations = 100;
+  /// Stop after this many generations; 0: no limit.
+  int64_t max_generations = 0;
+  /// Algorithms whose plans seed the exploit population; empty: every name
+  /// of AlgorithmNames() but "tga". Those that fail are skipped.
+  std::vector<std::string> seed_algorithms;
+};
+
+/// What TGA found and how, for reports and benchmarks.
+struct TgaResult {
+  costmodel::Placement placement;
+  /// The simulated step time of the placement (at the options' micro-batches).
+  double step_us = 0;
+  int64_t generations = 0;
+  int64_t evaluations = 0;
+  /// The seed algorithms that produced a plan, in the order tried, and the
+  /// best of them with its simulated step time (feasible or not).
+  std::vector<std::string> seeds;
+  std::string best_seed;
+  double best_seed_step_us = 0;
+};
+
+absl::StatusOr<TgaResult> RunTga(const costmodel::CostGraph& graph,
+                                 const costmodel::Cluster& cluster, const SearchOptions& options,
+                                 const TgaOptions& tga = {});
+
+/// TGA behind the common interface.
+absl::StatusOr<costmodel::Placement> PlaceTga(const costmodel::CostGraph& graph,
+                                              const costmodel::Cluster& cluster,
+                                              const SearchOptions& options);
+
+}  // namespace autopar::search
+
+#endif  // AUTOPAR_SEARCH_TGA_H_
