@@ -7,15 +7,20 @@
 //  1. Upward rank of every unit: its mean compute over the cluster's devices
 //     plus, along the heaviest path to an exit, the compute and the
 //     typical-link transfer of each edge.
-//  2. Units become ready when their producers are scheduled; a heap yields
-//     the ready unit of highest rank (then lowest index): O(log V) per unit.
-//     Exits (units nobody reads) delay nobody: they come last, longest first.
+//  2. The ready unit of highest rank (then lowest index) goes next. Ranks
+//     fall along edges, so that is always the next unit in rank order: one
+//     O(V) sort instead of a ready heap (Note [Ranks fall along edges] in the
+//     .cc). Exits (units nobody reads) delay nobody: they come last, longest
+//     first.
 //  3. The unit goes to the device where it finishes earliest — the device is
 //     free, its inputs have arrived (local, already sent there, or sent now
 //     once the link is free) — among the devices whose parameter budget still
 //     holds its parameter blocks (a block counted once per device).
 //  4. Its start time is its priority for the simulator.
-// O((V + E) · D + V log V); allocates its O(V + E) arrays once per call.
+// O((V + E) · D); allocates its O(V + E) arrays once per call and lays the
+// units' data out in scheduling order, so that the hot loop reads it front
+// to back (the order jumps around the graph: on wide DAGs the low-ranked
+// units come last, from everywhere).
 #ifndef AUTOPAR_SEARCH_LIST_SCHEDULE_H_
 #define AUTOPAR_SEARCH_LIST_SCHEDULE_H_
 

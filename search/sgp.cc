@@ -26,10 +26,11 @@
 //     first: within kNearLowerBound of the lower bound it is final, else the
 //     estimates decide between it and the segments.
 //  5. Output: the device per unit and, as priority, the planned start times.
-//     The memory is checked: ProvablePeakBytes when it suffices, else one
-//     simulation. When the chosen plan overflows the other is tried; when
-//     both do, both are made again with each overflowing device's budget cut
-//     by its overflow (at most kMaxMemoryRepairs times).
+//     The memory is checked: ProvablePeakBytes when it suffices (not even
+//     computed when the graph's tensors and parameters exceed the cluster's
+//     memory: then it never does), else one simulation. When the chosen plan overflows the other is
+//     tried; when both do, both are made again with each overflowing device's budget cut by its
+//     overflow (at most kMaxMemoryRepairs times).
 //
 // Cost: O((V + E) · (D + k) + V log V); no simulation when memory is loose.
 #include "search/sgp.h"
@@ -133,6 +134,10 @@ class Sgp {
   std::vector<std::vector<double>> prefix_us_;  // per kind the cluster uses: n + 1 sums
   std::vector<double> cut_us_;                  // cut_us_[b]: cost of cutting before unit b
   double parallelism_ = 1;
+  // What every placement's ProvablePeakBytes adds up to at least — each
+  // tensor on its producer's device, each parameter block once — against the
+  // cluster's memory: when it is more, no bound can vouch for a plan.
+  bool bound_can_vouch_ = true;
   double lower_bound_us_ = 0;      // costmodel::ComputeLowerBound's, at the options' micro-batches
   std::vector<int> device_order_;  // fastest first, then most memory, then index
 
@@ -169,7 +174,9 @@ void Sgp::ComputeCosts() {
   // Communication: a tensor is cut by every boundary between its producer and
   // its last reader. Parallelism from the fastest kind's times.
   std::vector<double> delta(static_cast<size_t>(n_) + 1, 0);
+  double tensor_bytes = 0;
   for (uint32_t t = 0; t < graph_.num_tensors(); ++t) {
+    tensor_bytes += static_cast<double>(graph_.tensor_bytes(t));
     const uint32_t producer = graph_.tensor_producer(t);
     uint32_t last = producer;
     for (uint32_t e : graph_.tensor_uses(t)) last = std::max(last, graph_.edge_dst(e));
@@ -178,6 +185,9 @@ void Sgp::ComputeCosts() {
     delta[producer + 1] += transfer;
     delta[last + 1] -= transfer;
   }
+  double memory_bytes = 0;
+  for (int d = 0; d < num_devices_; ++d) memory_bytes += cluster_.device(d).memory_bytes;
+  bound_can_vouch_ = tensor_bytes + static_cast<double>(profile_.param_bytes) <= memory_bytes;
   cut_us_.assign(static_cast<size_t>(n_) + 1, 0);
   double running = 0;
   for (uint32_t b = 0; b <= n_; ++b) {
@@ -391,14 +401,17 @@ std::optional<Candidate> Sgp::ListScheduled() {
   return candidate;
 }
 
-// Step 5: the bound, else the simulator. A device over capacity has its
-// budget cut by the overflow (and 1/64 of its memory) for the next attempt.
+// Step 5: the bound (unless it cannot vouch for any plan), else the
+// simulator. A device over capacity has its budget cut by the overflow (and
+// 1/64 of its memory) for the next attempt.
 bool Sgp::FitsMemory(const Candidate& candidate) {
-  const std::vector<int64_t> bound =
-      ProvablePeakBytes(graph_, candidate.placement.device, num_devices_);
-  bool proven = true;
-  for (int d = 0; d < num_devices_; ++d) proven &= bound[d] <= cluster_.device(d).memory_bytes;
-  if (proven) return true;
+  if (bound_can_vouch_) {
+    const std::vector<int64_t> bound =
+        ProvablePeakBytes(graph_, candidate.placement.device, num_devices_);
+    bool proven = true;
+    for (int d = 0; d < num_devices_; ++d) proven &= bound[d] <= cluster_.device(d).memory_bytes;
+    if (proven) return true;
+  }
   if (!simulator_) simulator_.emplace(graph_, cluster_);
   ++simulations_;
   const costmodel::SimulationResult& result = simulator_->Run(

@@ -68,10 +68,7 @@ TEST(SgpTest, TwoIndependentChainsGoOnePerDevice) {
 TEST(SgpTest, InterleavedIndependentChainsGoOnePerDevice) {
   // The same two chains numbered alternately: a0 b0 a1 b1 … — contiguous
   // segments of this order would cut both; list scheduling must not.
-  GraphSpec spec;
-  spec.units.assign(12, {10, 0});
-  for (uint32_t u = 0; u + 2 < 12; ++u) spec.edges.push_back({u, u + 2, 1000});
-  CostGraph g = BuildGraph(spec);
+  CostGraph g = BuildGraph(testing::InterleavedChains(12, 1000));
   Cluster c = TestCluster(2, kGiB);
   Placement p = PlaceOrDie(g, c);
   std::set<int32_t> even, odd;

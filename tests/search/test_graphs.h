@@ -59,6 +59,16 @@ inline GraphSpec Chain(const std::vector<int64_t>& edge_bytes, double compute_us
   return spec;
 }
 
+/// Two independent chains of `units` / 2 units of `compute_us` each,
+/// numbered alternately (a0 b0 a1 b1 …), every edge `edge_bytes`: contiguous
+/// segments of this order cut both chains.
+inline GraphSpec InterleavedChains(uint32_t units, int64_t edge_bytes, double compute_us = 10) {
+  GraphSpec spec;
+  spec.units.assign(units, {compute_us, 0});
+  for (uint32_t u = 0; u + 2 < units; ++u) spec.edges.push_back({u, u + 2, edge_bytes});
+  return spec;
+}
+
 /// A random DAG: each unit reads one to three of the `window` units before
 /// it (1: a chain), random compute, parameters and tensor sizes.
 inline GraphSpec RandomDag(uint32_t units, uint64_t seed, uint32_t window = 8) {
