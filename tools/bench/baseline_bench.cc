@@ -21,15 +21,12 @@
 #include "costmodel/lower_bound.h"
 #include "costmodel/simulator.h"
 #include "search/search.h"
+#include "tools/bench/bench_setup.h"
 #include "tools/bench/graph_families.h"
 
 namespace autopar::bench {
 namespace {
 
-constexpr int64_t kLooseMemoryBytes = int64_t{1} << 50;
-constexpr double kTightFraction = 0.6;
-constexpr double kLinkBandwidthBytesPerS = 100e9;
-constexpr double kLinkLatencyUs = 5;
 /// Graphs up to this size are placed this many times (the fastest counts).
 constexpr uint32_t kRepeatUpToUnits = 10000;
 constexpr int kRepeats = 3;
@@ -95,14 +92,11 @@ int Main(int argc, char** argv) {
       "| family | units | devices | memory | algorithm | search ms | step / lower bound | "
       "peak / cap | feasible |\n");
   std::printf("|---|---:|---:|---|---|---:|---:|---:|---|\n");
-  costmodel::DeviceSpec device;
-  device.name = "bench";
   for (GraphFamily family : AllGraphFamilies()) {
     for (uint32_t units = 1000; units <= flags.max_units; units *= 10) {
       const costmodel::CostGraph graph = MakeGraph(family, units, /*seed=*/1);
       // The single-device peak, from a device with room for everything.
-      const costmodel::Cluster roomy = costmodel::MakeHomogeneousCluster(
-          device, 1, kLooseMemoryBytes, kLinkBandwidthBytesPerS, kLinkLatencyUs);
+      const costmodel::Cluster roomy = BenchCluster(1, kLooseMemoryBytes);
       costmodel::Placement all_on_one;
       all_on_one.device.assign(graph.num_units(), 0);
       const int64_t single_peak_bytes =
@@ -111,8 +105,7 @@ int Main(int argc, char** argv) {
         const int64_t memory =
             tight ? static_cast<int64_t>(kTightFraction * static_cast<double>(single_peak_bytes))
                   : kLooseMemoryBytes;
-        const costmodel::Cluster cluster = costmodel::MakeHomogeneousCluster(
-            device, flags.devices, memory, kLinkBandwidthBytesPerS, kLinkLatencyUs);
+        const costmodel::Cluster cluster = BenchCluster(flags.devices, memory);
         for (const std::string& algorithm : flags.algorithms) {
           PrintRow(GraphFamilyName(family), graph, cluster, tight ? "tight" : "loose", algorithm);
         }

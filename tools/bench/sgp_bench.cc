@@ -19,35 +19,11 @@
 #include "costmodel/lower_bound.h"
 #include "costmodel/simulator.h"
 #include "search/sgp.h"
+#include "tools/bench/bench_setup.h"
 #include "tools/bench/graph_families.h"
 
 namespace autopar::bench {
 namespace {
-
-constexpr int64_t kLooseMemoryBytes = int64_t{1} << 50;
-constexpr double kTightFraction = 0.6;
-constexpr double kLinkBandwidthBytesPerS = 100e9;
-constexpr double kLinkLatencyUs = 5;
-
-double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-// This thread's CPU time: steadier than wall time on a shared machine.
-double ThreadCpuMs() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
-}
-
-costmodel::Cluster BenchCluster(int devices, int64_t memory_bytes) {
-  costmodel::DeviceSpec device;
-  device.name = "bench";
-  device.memory_bytes = memory_bytes;
-  return costmodel::MakeHomogeneousCluster(device, devices, memory_bytes, kLinkBandwidthBytesPerS,
-                                           kLinkLatencyUs);
-}
 
 int Main(int argc, char** argv) {
   uint32_t max_units = 1000000;

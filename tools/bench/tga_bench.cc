@@ -24,30 +24,14 @@
 #include "costmodel/simulator.h"
 #include "search/sgp.h"
 #include "search/tga.h"
+#include "tools/bench/bench_setup.h"
 #include "tools/bench/graph_families.h"
 
 namespace autopar::bench {
 namespace {
 
-constexpr int64_t kLooseMemoryBytes = int64_t{1} << 50;
-constexpr double kTightFraction = 0.6;
-constexpr double kLinkBandwidthBytesPerS = 100e9;
-constexpr double kLinkLatencyUs = 5;
 /// "Within 1% of the final step".
 constexpr double kQualityTolerance = 0.01;
-
-double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-costmodel::Cluster BenchCluster(int devices, int64_t memory_bytes) {
-  costmodel::DeviceSpec device;
-  device.name = "bench";
-  device.memory_bytes = memory_bytes;
-  return costmodel::MakeHomogeneousCluster(device, devices, memory_bytes, kLinkBandwidthBytesPerS,
-                                           kLinkLatencyUs);
-}
 
 struct GeometricMean {
   double log_sum = 0;
