@@ -30,6 +30,10 @@ struct SearchOptions {
   uint64_t seed = 1;
   /// Wall-clock budget of iterative searches (TGA); one-shot ones ignore it.
   double time_budget_s = 10;
+  /// Iterations (TGA: generations) after which iterative searches stop; 0:
+  /// no limit. Unlike the time budget, it bounds a run the same way on every
+  /// machine, so the result is reproducible.
+  int64_t max_iterations = 0;
   /// Worker threads of searches that evaluate in parallel. Results never
   /// depend on it.
   int threads = 1;

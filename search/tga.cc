@@ -547,7 +547,9 @@ absl::StatusOr<TgaResult> RunTga(const CostGraph& graph, const Cluster& cluster,
 
 absl::StatusOr<Placement> PlaceTga(const CostGraph& graph, const Cluster& cluster,
                                    const SearchOptions& options) {
-  absl::StatusOr<TgaResult> result = RunTga(graph, cluster, options);
+  TgaOptions tga;
+  tga.max_generations = options.max_iterations;
+  absl::StatusOr<TgaResult> result = RunTga(graph, cluster, options, tga);
   if (!result.ok()) return result.status();
   return std::move(result->placement);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +20,7 @@
 #include "tools/planning.h"
 #include "tools/problem_flags.h"
 #include "tools/progress_reporter.h"
+#include "tools/report_html.h"
 #include "tools/search_flags.h"
 
 namespace autopar::tools {
@@ -28,7 +30,8 @@ constexpr char kUsage[] =
     R"(usage: onnx-autopar compare MODEL.onnx [--devices N] [--device PRESET|FILE]
                             [--memory-per-device SIZE] [--cluster PRESET|FILE]
                             [--algos NAME,NAME,...|all] [--format table|json|csv]
-                            [--microbatches M] [--seed N] [--time-budget 10s] [--threads N] [--quiet]
+                            [--report FILE.html] [--microbatches M] [--seed N]
+                            [--time-budget 10s] [--max-generations N] [--threads N] [--quiet]
                             [--mode inference|training] [--optimizer adam|sgd|momentum]
                             [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
        onnx-autopar compare --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
@@ -45,8 +48,12 @@ algorithm found a plan that fits.
 one device) only when one device holds the model — otherwise every other row
 already says how much faster it is than one device, and its own row could only
 say that it does not fit. Name it in --algos to see that row anyway.
---seed, --time-budget and --threads apply to every algorithm (iterative ones
-use the budget; one-shot ones ignore it).
+--seed, --time-budget, --max-generations and --threads apply to every
+algorithm (iterative ones use the budget; one-shot ones ignore it).
+
+--report FILE.html also writes the comparison as a self-contained HTML page:
+the table, and below it the plan of a selected algorithm (the best at first)
+drawn as the main command's report.html draws it, at the unit level.
 
 Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
 cost graph for the "devices" block it contains.
@@ -55,6 +62,7 @@ examples:
   onnx-autopar compare resnet50.onnx --devices 4 --device V100
   onnx-autopar compare bert.onnx --cluster 2x4xA100-nvlink-pcie --algos sgp,heft --format json
   onnx-autopar compare --costgraph graph.json --devices 8 --memory-per-device 16GiB --format csv
+  onnx-autopar compare resnet50.onnx --algos sgp,tga,heft --max-generations 50 --report cmp.html
 )";
 
 /// One algorithm's outcome.
@@ -288,6 +296,59 @@ std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>&
   return text;
 }
 
+// Per unit, its costs as far as the report uses them: the op family of the
+// unit's node with the most FLOPs (the first among equals). Cost graph files
+// carry no op families: empty, and the report colours every unit "other".
+std::vector<costmodel::NodeCost> UnitCosts(const PlanningProblem& problem) {
+  if (!problem.coarsening || !problem.nodes) return {};
+  std::vector<costmodel::NodeCost> units(problem.units().num_units());
+  std::vector<int64_t> heaviest(units.size(), -1);
+  const std::vector<uint32_t>& unit_of_node = problem.coarsening->unit_of_node;
+  for (size_t n = 0; n < unit_of_node.size() && n < problem.nodes->costs.size(); ++n) {
+    const costmodel::NodeCost& cost = problem.nodes->costs[n];
+    const uint32_t u = unit_of_node[n];
+    if (u >= units.size() || cost.flops <= heaviest[u]) continue;
+    heaviest[u] = cost.flops;
+    units[u].op_class = cost.op_class;
+  }
+  return units;
+}
+
+// --report: every row's plan drawn (tools/report_html.h).
+absl::Status WriteReport(const std::string& path, const std::string& model,
+                         const PlanningProblem& problem, const std::vector<Row>& rows,
+                         int microbatches) {
+  const std::vector<costmodel::NodeCost> unit_costs = UnitCosts(problem);
+  std::vector<std::vector<passes::Transfer>> transfers(rows.size());
+  std::vector<ComparedPlan> plans;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    ComparedPlan& compared = plans.emplace_back(
+        ComparedPlan{.algorithm = row.algorithm, .error = row.error, .best = row.best});
+    if (!row.plan) continue;
+    const Plan& plan = *row.plan;
+    transfers[i] = UnitTransfers(problem.units(), plan.placement);
+    compared.cut_edges = plan.cut_edges;
+    compared.report = ReportInput{.model = model,
+                                  .algorithm = row.algorithm,
+                                  .search_time_ms = row.search_time_ms,
+                                  .microbatches = microbatches,
+                                  .lower_bound_us = plan.lower_bound.bound_us,
+                                  .single_device_step_us = plan.single_device_step_us,
+                                  .cluster = &problem.cluster,
+                                  .graph = &problem.units(),
+                                  .unit_costs = unit_costs,
+                                  .simulation = &plan.simulation,
+                                  .transfers = transfers[i],
+                                  .convergence = plan.progress};
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << RenderComparisonReport(model, plans);
+  out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunCompareCommand(const std::vector<std::string>& args) {
@@ -296,7 +357,7 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   for (const FlagSpec& s : SearchFlagSpecs()) {
     if (s.name != "algo") specs.push_back(s);
   }
-  for (const char* name : {"algos", "format"}) specs.push_back({name, true});
+  for (const char* name : {"algos", "format", "report"}) specs.push_back({name, true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -333,6 +394,14 @@ int RunCompareCommand(const std::vector<std::string>& args) {
     std::fputs(CompareCsv(*problem, rows).c_str(), stdout);
   } else {
     std::fputs(CompareTable(*problem, rows, search->options.microbatches).c_str(), stdout);
+  }
+  if (std::optional<std::string> report = parsed->Get("report")) {
+    if (absl::Status written =
+            WriteReport(*report, request->cost_graph_path.value_or(request->model_path), *problem,
+                        rows, search->options.microbatches);
+        !written.ok()) {
+      return ReportError(written);
+    }
   }
   const bool any_feasible =
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.feasible(); });

@@ -78,33 +78,41 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
     node_to_device[r.graph->node(ir::NodeId(i)).name] = r.node_device[i];
   }
   const costmodel::SimulationResult& sim = *r.simulation;
-  return {{"format", "onnx-autopar-plan"},
-          {"version", kPlanFormatVersion},
-          {"source",
-           {{"path", r.source_path}, {"sha256", r.source_sha256}, {"nodes", r.graph->num_nodes()}}},
-          {"algorithm", r.algorithm},
-          {"seed", r.seed},
-          {"search_time_ms", r.search_time_ms},
-          {"cluster", costmodel::ClusterToJson(*r.cluster)},
-          {"devices", DeviceEntries(r)},
-          {"inputs", inputs},
-          {"outputs", outputs},
-          {"transfers", TransferEntries(*r.deployment)},
-          {"stages", StageEntries(*r.deployment)},
-          {"predicted",
-           {{"step_time_us", sim.step_time_us},
-            {"lower_bound_us", r.lower_bound_us},
-            {"single_device_step_us", r.single_device_step_us},
-            {"microbatches", r.microbatches},
-            {"mode", std::string(costmodel::StepModeName(r.step.mode))},
-            {"optimizer",
-             r.step.mode == costmodel::StepMode::kTraining
-                 ? nlohmann::ordered_json(std::string(costmodel::OptimizerName(r.step.optimizer)))
-                 : nlohmann::ordered_json()},
-            {"comm_bytes", sim.comm_bytes},
-            {"transfers", sim.transfers},
-            {"feasible", !sim.memory_overflow}}},
-          {"node_to_device", node_to_device}};
+  Json plan = {
+      {"format", "onnx-autopar-plan"},
+      {"version", kPlanFormatVersion},
+      {"source",
+       {{"path", r.source_path}, {"sha256", r.source_sha256}, {"nodes", r.graph->num_nodes()}}},
+      {"algorithm", r.algorithm},
+      {"seed", r.seed},
+      {"search_time_ms", nullptr},
+      {"cluster", costmodel::ClusterToJson(*r.cluster)},
+      {"devices", DeviceEntries(r)},
+      {"inputs", inputs},
+      {"outputs", outputs},
+      {"transfers", TransferEntries(*r.deployment)},
+      {"stages", StageEntries(*r.deployment)},
+      {"predicted",
+       {{"step_time_us", sim.step_time_us},
+        {"lower_bound_us", r.lower_bound_us},
+        {"single_device_step_us", r.single_device_step_us},
+        {"microbatches", r.microbatches},
+        {"mode", std::string(costmodel::StepModeName(r.step.mode))},
+        {"optimizer",
+         r.step.mode == costmodel::StepMode::kTraining
+             ? nlohmann::ordered_json(std::string(costmodel::OptimizerName(r.step.optimizer)))
+             : nlohmann::ordered_json()},
+        {"comm_bytes", sim.comm_bytes},
+        {"transfers", sim.transfers},
+        {"feasible", !sim.memory_overflow}}},
+      {"node_to_device", node_to_device}};
+  // The key keeps its place in the documented order when it is written.
+  if (r.search_time_ms) {
+    plan["search_time_ms"] = *r.search_time_ms;
+  } else {
+    plan.erase("search_time_ms");
+  }
+  return plan;
 }
 
 }  // namespace autopar::tools

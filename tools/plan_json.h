@@ -6,6 +6,7 @@
 #define AUTOPAR_TOOLS_PLAN_JSON_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/types/span.h"
@@ -27,7 +28,9 @@ struct PlanRecord {
   std::string source_sha256;
   std::string algorithm;
   uint64_t seed = 0;
-  double search_time_ms = 0;
+  /// Written only when set (`--timings`): a wall-clock measurement would make
+  /// the plan differ from run to run.
+  std::optional<double> search_time_ms;
   int microbatches = 1;
   /// Inference, or a training step with its optimizer.
   costmodel::StepOptions step;

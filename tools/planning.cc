@@ -60,9 +60,14 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   const costmodel::CostGraph& units = problem.units();
   Plan plan;
   plan.algorithm = algorithm;
+  search::SearchOptions recorded = options;
+  recorded.on_progress = [&plan, &options](const search::Progress& progress) {
+    plan.progress.push_back(progress);
+    if (options.on_progress) options.on_progress(progress);
+  };
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<costmodel::Placement> placement =
-      search::Place(algorithm, units, problem.cluster, options);
+      search::Place(algorithm, units, problem.cluster, recorded);
   plan.search_time_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!placement.ok()) return placement.status();

@@ -38,9 +38,7 @@ struct PlanningProblem {
   std::optional<costmodel::CostGraph> cost_graph;
 
   /// The graph the search runs on.
-  const costmodel::CostGraph& units() const {
-    return coarsening ? coarsening->graph : *cost_graph;
-  }
+  const costmodel::CostGraph& units() const { return coarsening ? coarsening->graph : *cost_graph; }
 };
 
 /// `step` says whether the units cost an inference or a training step
@@ -69,9 +67,13 @@ struct Plan {
   double single_device_step_us = 0;
   /// Edges whose ends are on different devices.
   int64_t cut_edges = 0;
+  /// What an iterative search reported, in order (TGA: one entry per
+  /// generation, the best plan so far); empty for one-shot algorithms.
+  std::vector<search::Progress> progress;
 };
 
-/// Runs `algorithm` on the problem and simulates its placement.
+/// Runs `algorithm` on the problem and simulates its placement. The search's
+/// progress is recorded in the plan and passed on to options.on_progress.
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options);
 

@@ -172,6 +172,11 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 .cap{width:2px;background:#d00}
 .legend span{display:inline-block;margin-right:12px;font-size:12px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
+#tip{position:fixed;max-width:520px;padding:3px 6px;font-size:12px;background:#222;color:#fff;
+border-radius:3px;pointer-events:none;z-index:10}
+svg.curve text{font-size:11px;fill:#555}
+.curve .pf{fill:#4e79a7}.curve .pi{fill:#e15759}
+tr.best td{font-weight:bold}
 )";
   for (size_t c = 0; c < kColours.size(); ++c)
     absl::StrAppend(&out, ".c", c, "{fill:", kColours[c], "}.k", c, "{background:", kColours[c],
@@ -182,14 +187,15 @@ th{background:#f3f3f3}td.l,th.l{text-align:left}
 void WriteSummary(const ReportInput& in, std::string& out) {
   const costmodel::SimulationResult& sim = *in.simulation;
   const double step = sim.step_time_us;
-  out += "<h2>Summary</h2>\n<table id=\"summary\">\n";
+  out += "<h2>Summary</h2>\n<table class=\"summary\">\n";
   auto row = [&](const char* name, const std::string& value) {
     absl::StrAppend(&out, "<tr><th class=\"l\">", name, "</th><td class=\"l\">", value,
                     "</td></tr>\n");
   };
   row("model", HtmlEscape(in.model));
   row("algorithm", HtmlEscape(in.algorithm));
-  row("search time", absl::StrFormat("%.1f ms", in.search_time_ms));
+  if (in.search_time_ms) row("search time", absl::StrFormat("%.1f ms", *in.search_time_ms));
+  if (!in.convergence.empty()) row("generations", absl::StrCat(in.convergence.back().iteration));
   row("predicted step time", Us(step));
   row("lower bound", Us(in.lower_bound_us));
   row("step / lower bound",
@@ -205,6 +211,80 @@ void WriteSummary(const ReportInput& in, std::string& out) {
   out += "</table>\n";
 }
 
+// The best step time so far against the generation: a staircase, blue while
+// the best plan fits, red while it does not. Only the generations where the
+// best changed (and the last) are drawn: the rest add nothing to the curve.
+void WriteConvergence(const ReportInput& in, std::string& out) {
+  if (in.convergence.empty()) return;
+  constexpr int kWidth = 640, kHeight = 200, kLeft = 90, kRight = 10, kTop = 10, kBottom = 34;
+  // Step 1: the points where the curve changes.
+  std::vector<const search::Progress*> points;
+  for (const search::Progress& p : in.convergence) {
+    if (points.empty() || p.best_step_time_us != points.back()->best_step_time_us ||
+        p.feasible != points.back()->feasible) {
+      points.push_back(&p);
+    }
+  }
+  const search::Progress& last = in.convergence.back();
+  if (points.back() != &last) points.push_back(&last);
+  // Step 2: scales; a flat curve gets a band around its value.
+  double lo = points.front()->best_step_time_us, hi = lo;
+  for (const search::Progress* p : points) {
+    lo = std::min(lo, p->best_step_time_us);
+    hi = std::max(hi, p->best_step_time_us);
+  }
+  const double pad = std::max((hi - lo) * 0.05, std::max(std::abs(hi), 1.0) * 0.01);
+  lo -= pad;
+  hi += pad;
+  const double generations = static_cast<double>(std::max<int64_t>(last.iteration, 1));
+  auto x = [&](int64_t g) {
+    return kLeft + (kWidth - kLeft - kRight) * static_cast<double>(g) / generations;
+  };
+  auto y = [&](double us) { return kTop + (kHeight - kTop - kBottom) * (hi - us) / (hi - lo); };
+  // Step 3: the staircase, one path per feasibility, and a marker per change.
+  std::string feasible_path, infeasible_path, markers;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const search::Progress& p = *points[i];
+    if (i + 1 < points.size()) {
+      const search::Progress& next = *points[i + 1];
+      absl::StrAppendFormat(p.feasible ? &feasible_path : &infeasible_path, "M%.1f %.1fH%.1fV%.1f",
+                            x(p.iteration), y(p.best_step_time_us), x(next.iteration),
+                            y(next.best_step_time_us));
+    }
+    absl::StrAppendFormat(&markers,
+                          "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>generation "
+                          "%d: %s%s</title></circle>",
+                          p.feasible ? "pf" : "pi", x(p.iteration), y(p.best_step_time_us),
+                          p.iteration, Us(p.best_step_time_us), p.feasible ? "" : ", over memory");
+  }
+  absl::StrAppendFormat(
+      &out,
+      "<h2>Convergence</h2>\n<p>The best plan's simulated step per generation, as the search "
+      "saw it on its placement units "
+      "(blue: fits in memory; red: does not).</p>\n<svg class=\"curve\" "
+      "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
+      kWidth, kHeight, kWidth, kHeight);
+  absl::StrAppendFormat(&out, "<path d=\"M%d %dV%dH%d\" stroke=\"#999\" fill=\"none\"/>", kLeft,
+                        kTop, kHeight - kBottom, kWidth - kRight);
+  absl::StrAppendFormat(&out,
+                        "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>"
+                        "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
+                        kLeft - 4, kTop + 8, Us(hi), kLeft - 4, kHeight - kBottom, Us(lo));
+  absl::StrAppendFormat(&out,
+                        "<text x=\"%d\" y=\"%d\">0</text><text x=\"%d\" y=\"%d\" "
+                        "text-anchor=\"end\">%d</text><text x=\"%d\" y=\"%d\" "
+                        "text-anchor=\"middle\">generation</text>",
+                        kLeft, kHeight - kBottom + 14, kWidth - kRight, kHeight - kBottom + 14,
+                        last.iteration, (kLeft + kWidth) / 2, kHeight - 4);
+  if (!infeasible_path.empty())
+    absl::StrAppend(&out, "<path d=\"", infeasible_path,
+                    "\" stroke=\"#e15759\" stroke-width=\"2\" fill=\"none\"/>");
+  if (!feasible_path.empty())
+    absl::StrAppend(&out, "<path d=\"", feasible_path,
+                    "\" stroke=\"#4e79a7\" stroke-width=\"2\" fill=\"none\"/>");
+  absl::StrAppend(&out, markers, "</svg>\n");
+}
+
 void WriteTimeline(const ReportInput& in, std::string& out) {
   const costmodel::SimulationResult& sim = *in.simulation;
   double step_us = sim.step_time_us;
@@ -213,13 +293,13 @@ void WriteTimeline(const ReportInput& in, std::string& out) {
   const std::vector<Lane> lanes = Lanes(in);
   const int height = static_cast<int>(lanes.size()) * kLaneHeightPx + 4;
 
-  out += "<h2>Timeline</h2>\n<div class=\"legend\">";
+  out += "<h2>Timeline</h2>\n<div class=\"timeline\"><div class=\"legend\">";
   for (size_t c = 0; c < costmodel::kNumOpClasses; ++c)
     absl::StrAppend(&out, "<span><i class=\"k", c, "\"></i>",
                     std::string(costmodel::OpClassName(static_cast<OpClass>(c))), "</span>");
   absl::StrAppend(&out, "<span><i class=\"k", kTransferColour,
-                  "\"></i>transfer</span> <button id=\"zin\">zoom in</button>"
-                  "<button id=\"zout\">zoom out</button><button id=\"zreset\">reset</button>"
+                  "\"></i>transfer</span> <button class=\"zin\">zoom in</button>"
+                  "<button class=\"zout\">zoom out</button><button class=\"zreset\">reset</button>"
                   " (or Ctrl+wheel; hover a box for details)</div>\n");
   out += "<div class=\"tl\"><div class=\"labels\">";
   for (const Lane& lane : lanes)
@@ -227,8 +307,8 @@ void WriteTimeline(const ReportInput& in, std::string& out) {
   // The boxes stretch with the zoom (preserveAspectRatio="none"); the axis
   // labels are positioned in percent so they stay legible at any zoom.
   absl::StrAppendFormat(&out,
-                        "</div><div class=\"scroll\"><div id=\"zoomed\" style=\"width:%dpx\">"
-                        "<svg id=\"timeline\" width=\"100%%\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                        "</div><div class=\"scroll\"><div class=\"zoomed\" style=\"width:%dpx\">"
+                        "<svg class=\"gantt\" width=\"100%%\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                         "preserveAspectRatio=\"none\">\n",
                         kTimelineWidthPx, height, kTimelineWidthPx, height);
   TimelineWriter writer(in, step_us, out);
@@ -238,7 +318,7 @@ void WriteTimeline(const ReportInput& in, std::string& out) {
   for (int t = 0; t <= kTicks; ++t)
     absl::StrAppendFormat(&out, "<span style=\"left:%d%%\">%s</span>", t * 100 / kTicks,
                           Us(step_us * t / kTicks));
-  out += "</div></div></div></div>\n";
+  out += "</div></div></div></div></div>\n";
 }
 
 /// A bar of `parts` (fraction, colour, tooltip) with an optional capacity mark.
@@ -264,7 +344,7 @@ void WriteDevices(const ReportInput& in, std::string& out) {
   const costmodel::SimulationResult& sim = *in.simulation;
   const double step = sim.step_time_us > 0 ? sim.step_time_us : 1;
   out +=
-      "<h2>Devices</h2>\n<table id=\"devices\"><tr><th>device</th><th class=\"l\">kind</th>"
+      "<h2>Devices</h2>\n<table class=\"devices\"><tr><th>device</th><th class=\"l\">kind</th>"
       "<th>units</th><th class=\"l\">compute load (busy / step)</th><th class=\"l\">peak memory "
       "(parameters + activations) vs capacity</th></tr>\n";
   for (int d = 0; d < in.cluster->num_devices() && d < static_cast<int>(sim.devices.size()); ++d) {
@@ -304,7 +384,7 @@ void WriteTransfers(const ReportInput& in, std::string& out) {
 
   absl::StrAppend(&out, "<h2>Largest cut edges</h2>\n<p>", in.transfers.size(),
                   " tensors cross devices; the ", sorted.size(), " largest:</p>\n",
-                  "<table id=\"cuts\"><tr><th class=\"l\">tensor</th><th>from</th><th>to</th>"
+                  "<table class=\"cuts\"><tr><th class=\"l\">tensor</th><th>from</th><th>to</th>"
                   "<th>bytes</th><th class=\"l\">shape</th></tr>\n");
   for (const passes::Transfer* t : sorted) {
     std::string shape;
@@ -316,7 +396,7 @@ void WriteTransfers(const ReportInput& in, std::string& out) {
   }
   out +=
       "</table>\n<h2>Transfer matrix</h2>\n<p>Bytes sent per step, row = source, column = "
-      "destination.</p>\n<table id=\"matrix\"><tr><th></th>";
+      "destination.</p>\n<table class=\"matrix\"><tr><th></th>";
   for (int d = 0; d < num_devices; ++d) absl::StrAppend(&out, "<th>", d, "</th>");
   out += "</tr>\n";
   for (int s = 0; s < num_devices; ++s) {
@@ -330,17 +410,100 @@ void WriteTransfers(const ReportInput& in, std::string& out) {
   out += "</table>\n";
 }
 
-// Zoom: widens the timeline's container; the SVG stretches with it.
+// Per timeline, zoom widens its container (the SVG stretches with it). One
+// tooltip for the document shows what the hovered box holds; the box's
+// <title> (the tooltip without script) is moved into data-tip on first
+// hover so the browser's own slow tooltip does not appear as well. The
+// selector of `compare --report` shows one plan at a time.
 constexpr char kScript[] = R"(<script>
-(function(){var z=1,box=document.getElementById('zoomed'),w=parseInt(box.style.width);
+(function(){
+document.querySelectorAll('.timeline').forEach(function(t){
+var box=t.querySelector('.zoomed'),w=parseInt(box.style.width),z=1;
 function set(v){z=Math.min(Math.max(v,1),256);box.style.width=(w*z)+'px';}
-document.getElementById('zin').onclick=function(){set(z*2);};
-document.getElementById('zout').onclick=function(){set(z/2);};
-document.getElementById('zreset').onclick=function(){set(1);};
+t.querySelector('.zin').onclick=function(){set(z*2);};
+t.querySelector('.zout').onclick=function(){set(z/2);};
+t.querySelector('.zreset').onclick=function(){set(1);};
 box.parentNode.addEventListener('wheel',function(e){if(!e.ctrlKey)return;e.preventDefault();
-set(e.deltaY<0?z*1.25:z/1.25);},{passive:false});})();
+set(e.deltaY<0?z*1.25:z/1.25);},{passive:false});});
+var tip=document.getElementById('tip');
+document.addEventListener('mouseover',function(e){var r=e.target;
+if(!r.closest||!r.closest('svg.gantt,svg.curve')){tip.hidden=true;return;}
+var t=r.querySelector('title');if(t){r.setAttribute('data-tip',t.textContent);t.remove();}
+var text=r.getAttribute('data-tip');tip.hidden=!text;if(text)tip.textContent=text;
+tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';});
+document.addEventListener('mousemove',function(e){if(tip.hidden)return;
+tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';});
+var sel=document.getElementById('algo');
+if(sel)sel.onchange=function(){document.querySelectorAll('section.plan').forEach(function(s){
+s.hidden=s.getAttribute('data-algorithm')!==sel.value;});};})();
 </script>
 )";
+
+void WriteHead(std::string_view title, std::string& out) {
+  absl::StrAppend(&out,
+                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<title>onnx-autopar ",
+                  HtmlEscape(title), "</title>\n");
+  WriteStyle(out);
+  out += "</head><body>\n<div id=\"tip\" hidden></div>\n";
+}
+
+void WriteTail(std::string& out) {
+  out += kScript;
+  out += "</body></html>\n";
+}
+
+/// One plan's sections, in a <section> the compare selector can hide.
+void WritePlan(const ReportInput& in, bool shown, std::string& out) {
+  absl::StrAppend(&out, "<section class=\"plan\" data-algorithm=\"", HtmlEscape(in.algorithm), "\"",
+                  shown ? "" : " hidden", ">\n");
+  WriteSummary(in, out);
+  WriteConvergence(in, out);
+  WriteTimeline(in, out);
+  WriteDevices(in, out);
+  WriteTransfers(in, out);
+  out += "</section>\n";
+}
+
+/// The fullest device's peak memory over its capacity.
+double PeakOverCapacity(const ReportInput& in) {
+  double fullest = 0;
+  for (int d = 0;
+       d < in.cluster->num_devices() && d < static_cast<int>(in.simulation->devices.size()); ++d) {
+    const int64_t capacity = std::max<int64_t>(in.cluster->device(d).memory_bytes, 1);
+    fullest = std::max(fullest, static_cast<double>(in.simulation->devices[d].peak_memory_bytes) /
+                                    static_cast<double>(capacity));
+  }
+  return fullest;
+}
+
+void WriteComparisonTable(absl::Span<const ComparedPlan> plans, std::string& out) {
+  out +=
+      "<h2>Comparison</h2>\n<table class=\"comparison\"><tr><th class=\"l\">algorithm</th>"
+      "<th>step</th><th>/ lower bound</th><th>speed-up</th><th>peak / capacity</th><th>fits</th>"
+      "<th>cut edges</th><th>bytes sent</th><th>search time</th><th class=\"l\">note</th></tr>\n";
+  for (const ComparedPlan& p : plans) {
+    absl::StrAppend(&out, p.best ? "<tr class=\"best\">" : "<tr>", "<td class=\"l\">",
+                    HtmlEscape(p.algorithm), p.best ? " *" : "", "</td>");
+    if (!p.report) {
+      absl::StrAppend(&out, "<td>-</td><td>-</td><td>-</td><td>-</td><td>no</td><td>-</td>",
+                      "<td>-</td><td>-</td><td class=\"l\">", HtmlEscape(p.error), "</td></tr>\n");
+      continue;
+    }
+    const ReportInput& r = *p.report;
+    const double step = r.simulation->step_time_us;
+    const double peak = PeakOverCapacity(r);
+    absl::StrAppend(
+        &out, "<td>", Us(step), "</td><td>",
+        r.lower_bound_us > 0 ? absl::StrFormat("%.2f", step / r.lower_bound_us) : "-", "</td><td>",
+        step > 0 ? absl::StrFormat("%.2fx", r.single_device_step_us / step) : "-", "</td><td>",
+        Percent(peak), "</td><td>", peak <= 1 ? "yes" : "<b>no</b>", "</td><td>", p.cut_edges,
+        "</td><td>", FormatBytes(r.simulation->comm_bytes), "</td><td>",
+        r.search_time_ms ? absl::StrFormat("%.1f ms", *r.search_time_ms) : "-",
+        "</td><td class=\"l\"></td></tr>\n");
+  }
+  out += "</table>\n<p>* the fastest plan that fits.</p>\n";
+}
 
 }  // namespace
 
@@ -374,20 +537,62 @@ std::string HtmlEscape(std::string_view text) {
 std::string RenderReport(const ReportInput& in) {
   std::string out;
   out.reserve(1 << 20);
-  absl::StrAppend(&out,
-                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<title>onnx-autopar report: ",
-                  HtmlEscape(in.model), "</title>\n");
-  WriteStyle(out);
-  absl::StrAppend(&out, "</head><body>\n<h1>onnx-autopar plan for ", HtmlEscape(in.model),
-                  "</h1>\n");
-  WriteSummary(in, out);
-  WriteTimeline(in, out);
-  WriteDevices(in, out);
-  WriteTransfers(in, out);
-  out += kScript;
-  out += "</body></html>\n";
+  WriteHead(absl::StrCat("report: ", in.model), out);
+  absl::StrAppend(&out, "<h1>onnx-autopar plan for ", HtmlEscape(in.model), "</h1>\n");
+  WritePlan(in, /*shown=*/true, out);
+  WriteTail(out);
   return out;
+}
+
+std::string RenderComparisonReport(std::string_view model, absl::Span<const ComparedPlan> plans) {
+  std::string out;
+  out.reserve(1 << 20);
+  WriteHead(absl::StrCat("comparison: ", std::string(model)), out);
+  absl::StrAppend(&out, "<h1>onnx-autopar comparison for ", HtmlEscape(model), "</h1>\n");
+  WriteComparisonTable(plans, out);
+  // The plan shown first: the best, else the first that exists.
+  const ComparedPlan* shown = nullptr;
+  for (const ComparedPlan& p : plans) {
+    if (p.report && (shown == nullptr || (p.best && !shown->best))) shown = &p;
+  }
+  if (shown != nullptr) {
+    out += "<p><label>plan shown: <select id=\"algo\">";
+    for (const ComparedPlan& p : plans) {
+      if (!p.report) continue;
+      absl::StrAppend(&out, "<option value=\"", HtmlEscape(p.algorithm), "\"",
+                      &p == shown ? " selected" : "", ">", HtmlEscape(p.algorithm), "</option>");
+    }
+    out += "</select></label></p>\n";
+  }
+  for (const ComparedPlan& p : plans) {
+    if (p.report) WritePlan(*p.report, /*shown=*/&p == shown, out);
+  }
+  WriteTail(out);
+  return out;
+}
+
+std::vector<passes::Transfer> UnitTransfers(const costmodel::CostGraph& graph,
+                                            const costmodel::Placement& placement) {
+  std::vector<passes::Transfer> transfers;
+  std::vector<int32_t> destinations;
+  for (uint32_t t = 0; t < graph.num_tensors(); ++t) {
+    const int32_t src = placement.device[graph.tensor_producer(t)];
+    destinations.clear();
+    for (uint32_t e : graph.tensor_uses(t)) {
+      const int32_t dst = placement.device[graph.edge_dst(e)];
+      if (dst != src) destinations.push_back(dst);
+    }
+    std::sort(destinations.begin(), destinations.end());
+    destinations.erase(std::unique(destinations.begin(), destinations.end()), destinations.end());
+    for (int32_t dst : destinations) {
+      transfers.push_back({.tag = static_cast<int64_t>(transfers.size()),
+                           .tensor = graph.tensor_name(t),
+                           .src = src,
+                           .dst = dst,
+                           .bytes = graph.tensor_bytes(t)});
+    }
+  }
+  return transfers;
 }
 
 }  // namespace autopar::tools

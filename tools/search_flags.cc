@@ -1,5 +1,7 @@
 #include "tools/search_flags.h"
 
+#include <limits>
+
 #include "absl/strings/numbers.h"
 #include "tools/units.h"
 
@@ -7,7 +9,8 @@ namespace autopar::tools {
 
 std::vector<FlagSpec> SearchFlagSpecs() {
   std::vector<FlagSpec> specs;
-  for (const char* name : {"algo", "seed", "time-budget", "threads", "microbatches"}) {
+  for (const char* name :
+       {"algo", "seed", "time-budget", "max-generations", "threads", "microbatches"}) {
     specs.push_back({name, true});
   }
   specs.push_back({"quiet", false});
@@ -39,6 +42,14 @@ absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
     if (!seconds.ok()) return seconds.status();
     if (*seconds <= 0) return absl::InvalidArgumentError("--time-budget must be positive");
     options.time_budget_s = *seconds;
+  }
+  if (std::optional<std::string> generations = args.Get("max-generations")) {
+    if (!absl::SimpleAtoi(*generations, &options.max_iterations) || options.max_iterations < 1) {
+      return absl::InvalidArgumentError("--max-generations must be a positive number");
+    }
+    // Bounded by generations alone, a run is reproducible on any machine; a
+    // default time budget would quietly cut it short on a slow one.
+    if (!args.Has("time-budget")) options.time_budget_s = std::numeric_limits<double>::infinity();
   }
   flags.quiet = args.Has("quiet");
   return flags;

@@ -1,6 +1,7 @@
 // The flags every command that runs a placement search shares (`place`,
-// `compare` and the main command): which algorithm, its seed, budget and
-// threads, the micro-batches the plan runs with, and whether to show progress.
+// `compare` and the main command): which algorithm, its seed, time budget,
+// generation limit and threads, the micro-batches the plan runs with, and
+// whether to show progress.
 #ifndef AUTOPAR_TOOLS_SEARCH_FLAGS_H_
 #define AUTOPAR_TOOLS_SEARCH_FLAGS_H_
 
@@ -13,7 +14,10 @@
 
 namespace autopar::tools {
 
-/// --algo, --seed, --time-budget, --threads, --microbatches, --quiet.
+/// --algo, --seed, --time-budget, --max-generations, --threads,
+/// --microbatches, --quiet. --max-generations without --time-budget lifts the
+/// time budget: the search is then bounded by generations (and convergence)
+/// only, and gives the same plan on every run and machine.
 std::vector<FlagSpec> SearchFlagSpecs();
 
 struct SearchFlags {

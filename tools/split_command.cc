@@ -29,7 +29,8 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
                     [--memory-per-device SIZE] [--cluster PRESET|FILE]
-                    [--algo NAME] [--seed N] [--time-budget 10s] [--threads N] [--microbatches M]
+                    [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
+                    [--threads N] [--microbatches M] [--timings]
                     [--mode inference|training] [--optimizer adam|sgd|momentum]
                     [--placement FILE] [--stages] [--no-report] [--force] [--quiet]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
@@ -50,10 +51,16 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
                        m-topo, heft, pipeline-dp, round-robin, single
                        (see `onnx-autopar place --help`)
+  --max-generations N  stop TGA after N generations; without --time-budget
+                       there is then no time limit, so the plan is the same
+                       on every run and machine
+  --timings            also write the measured search time (plan.json's
+                       "search_time_ms", the report's summary)
 
 Without cluster flags the model is split for 4 x A100-80GB over NVLink.
-Same model, flags and seed give byte-identical models and plan.json (except
-plan.json's "search_time_ms" and the search time in report.html).
+Same model, flags and seed give a byte-identical OUT_DIR, whatever --threads,
+unless --timings is given. TGA stopped by --time-budget (10 s by default)
+depends on how many generations fitted; bound it with --max-generations.
 
 examples:
   onnx-autopar resnet50.onnx -o out --devices 4 --stages
@@ -66,6 +73,8 @@ struct NodePlacement {
   std::string algorithm;
   costmodel::Placement nodes;
   double search_time_ms = 0;
+  /// The search's progress per generation (TGA), for the report.
+  std::vector<search::Progress> progress;
 };
 
 absl::StatusOr<NodePlacement> ChoosePlacement(const PlanningProblem& problem,
@@ -81,7 +90,8 @@ absl::StatusOr<NodePlacement> ChoosePlacement(const PlanningProblem& problem,
   if (!plan.ok()) return plan.status();
   return NodePlacement{.algorithm = plan->algorithm,
                        .nodes = passes::ExpandPlacement(*problem.coarsening, plan->placement),
-                       .search_time_ms = plan->search_time_ms};
+                       .search_time_ms = plan->search_time_ms,
+                       .progress = std::move(plan->progress)};
 }
 
 /// The first device over its memory, as an error.
@@ -134,7 +144,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
   for (const char* name : {"output", "placement"}) specs.push_back({name, true});
-  for (const char* name : {"stages", "no-report", "force", "help"}) specs.push_back({name, false});
+  for (const char* name : {"stages", "no-report", "timings", "force", "help"})
+    specs.push_back({name, false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
   if (parsed->Has("help")) {
@@ -200,11 +211,14 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   absl::StatusOr<std::string> sha256 = Sha256OfFile(model_path);
   if (!sha256.ok()) return ReportError(sha256.status());
 
+  // Wall-clock time only on request: out_dir is deterministic otherwise.
+  const std::optional<double> search_time_ms =
+      parsed->Has("timings") ? std::optional<double>(placement->search_time_ms) : std::nullopt;
   const PlanRecord record{.source_path = model_path,
                           .source_sha256 = *sha256,
                           .algorithm = placement->algorithm,
                           .seed = search->options.seed,
-                          .search_time_ms = placement->search_time_ms,
+                          .search_time_ms = search_time_ms,
                           .microbatches = search->options.microbatches,
                           .step = problem->step,
                           .cluster = &problem->cluster,
@@ -221,7 +235,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   if (report) {
     files.extra_files["report.html"] = RenderReport({.model = model_path,
                                                      .algorithm = placement->algorithm,
-                                                     .search_time_ms = placement->search_time_ms,
+                                                     .search_time_ms = search_time_ms,
                                                      .microbatches = search->options.microbatches,
                                                      .lower_bound_us = lower_bound_us,
                                                      .single_device_step_us = single_device_us,
@@ -229,7 +243,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                                                      .graph = &nodes,
                                                      .unit_costs = problem->nodes->costs,
                                                      .simulation = &sim,
-                                                     .transfers = deployment->transfers});
+                                                     .transfers = deployment->transfers,
+                                                     .convergence = placement->progress});
   }
   if (absl::Status written =
           onnx_io::WriteDeployment(*out_dir, problem->model->model, files, {.force = force});

@@ -1,7 +1,10 @@
 // report.html (tools/report_html.h): the document's structure (a lane per
 // device and per busy link, the summary numbers, the device and transfer
-// tables), that no node, tensor or device name can inject markup, and that
-// the timeline of a 100k-node graph is aggregated into a few MB.
+// tables, TGA's convergence curve), the comparison page of `compare
+// --report`, that no node, tensor or device name can inject markup, that the
+// same input gives the same bytes, and that the timeline of a 100k-node graph
+// is aggregated into a few MB. (tests/e2e/report_browser.test.mjs opens the
+// reports in a browser.)
 #include "tools/report_html.h"
 
 #include <string>
@@ -80,18 +83,20 @@ class ReportTest : public ::testing::Test {
                   {.tag = 1, .tensor = kEvilName, .src = 1, .dst = 0, .bytes = 70'000}};
   }
 
-  std::string Render() {
-    return RenderReport({.model = "model<1>.onnx",
-                         .algorithm = "sgp",
-                         .search_time_ms = 12.5,
-                         .lower_bound_us = 250,
-                         .single_device_step_us = 300,
-                         .cluster = &cluster_,
-                         .graph = &graph_,
-                         .unit_costs = costs_,
-                         .simulation = &sim_,
-                         .transfers = transfers_});
+  ReportInput Input() const {
+    return {.model = "model<1>.onnx",
+            .algorithm = "sgp",
+            .search_time_ms = 12.5,
+            .lower_bound_us = 250,
+            .single_device_step_us = 300,
+            .cluster = &cluster_,
+            .graph = &graph_,
+            .unit_costs = costs_,
+            .simulation = &sim_,
+            .transfers = transfers_};
   }
+
+  std::string Render() { return RenderReport(Input()); }
 
   costmodel::Cluster cluster_;
   costmodel::CostGraph graph_;
@@ -108,7 +113,9 @@ TEST_F(ReportTest, IsOneSelfContainedDocument) {
   EXPECT_THAT(html, Not(HasSubstr("https://")));
   EXPECT_THAT(html, Not(HasSubstr(" src=")));
   EXPECT_EQ(Count(html, "<script"), 1);
-  EXPECT_EQ(Count(html, "<svg"), 1);
+  EXPECT_EQ(Count(html, "<svg"), 1);  // no convergence curve without progress
+  // The hover tooltip, filled by the script from the boxes' titles.
+  EXPECT_EQ(Count(html, "<div id=\"tip\" hidden>"), 1);
 }
 
 TEST_F(ReportTest, HasALanePerDeviceAndPerBusyLink) {
@@ -151,7 +158,7 @@ TEST_F(ReportTest, ListsCutEdgesByBytesAndTheTransferMatrix) {
   ASSERT_NE(evil, std::string::npos);
   ASSERT_NE(conv, std::string::npos);
   EXPECT_LT(evil, conv);
-  const size_t matrix = html.find("id=\"matrix\"");
+  const size_t matrix = html.find("class=\"matrix\"");
   ASSERT_NE(matrix, std::string::npos);
   // Row 0: -, 48.8 KiB, 0; row 1: 68.4 KiB, -, 0.
   EXPECT_NE(html.find("<tr><th>0</th><td></td><td>48.8 KiB</td><td>0</td></tr>", matrix),
@@ -159,9 +166,118 @@ TEST_F(ReportTest, ListsCutEdgesByBytesAndTheTransferMatrix) {
   EXPECT_NE(html.find("<tr><th>1</th><td>68.4 KiB</td><td></td><td>0</td></tr>", matrix),
             std::string::npos);
   // Load and memory bars, one row per device.
-  const size_t devices = html.find("id=\"devices\"");
+  const size_t devices = html.find("class=\"devices\"");
   ASSERT_NE(devices, std::string::npos);
   EXPECT_EQ(Count(html.substr(devices, matrix - devices), "class=\"cap\""), 3);
+}
+
+TEST_F(ReportTest, ShowsTheSearchTimeOnlyWhenGiven) {
+  ReportInput input = Input();
+  input.search_time_ms.reset();
+  const std::string html = RenderReport(input);
+  EXPECT_THAT(html, Not(HasSubstr("search time")));
+  EXPECT_THAT(html, Not(HasSubstr(" ms<")));
+  // Nothing else in the document depends on the run: the same input, the same bytes.
+  EXPECT_EQ(html, RenderReport(input));
+}
+
+TEST_F(ReportTest, DrawsTheConvergenceCurvePerGeneration) {
+  // Infeasible for two generations, then a feasible plan that improves once
+  // and stays: five changes of the curve, and the last generation.
+  const std::vector<search::Progress> progress = {
+      {.iteration = 0, .best_step_time_us = 200, .feasible = false, .elapsed_s = 0.1},
+      {.iteration = 1, .best_step_time_us = 180, .feasible = false, .elapsed_s = 0.2},
+      {.iteration = 2, .best_step_time_us = 260, .feasible = true, .elapsed_s = 0.3},
+      {.iteration = 3, .best_step_time_us = 260, .feasible = true, .elapsed_s = 0.4},
+      {.iteration = 4, .best_step_time_us = 240, .feasible = true, .elapsed_s = 0.5},
+      {.iteration = 5, .best_step_time_us = 240, .feasible = true, .elapsed_s = 0.6},
+      {.iteration = 9, .best_step_time_us = 240, .feasible = true, .elapsed_s = 7.5}};
+  ReportInput input = Input();
+  input.algorithm = "tga";
+  input.convergence = progress;
+  const std::string html = RenderReport(input);
+  EXPECT_EQ(Count(html, "<svg"), 2);
+  EXPECT_THAT(html, HasSubstr("<h2>Convergence</h2>"));
+  EXPECT_THAT(html, HasSubstr("<tr><th class=\"l\">generations</th><td class=\"l\">9</td>"));
+  EXPECT_EQ(Count(html, "<circle class=\"pi\""), 2);
+  EXPECT_EQ(Count(html, "<circle class=\"pf\""), 3);
+  EXPECT_THAT(html, HasSubstr("<title>generation 1: 180.0&#160;&#181;s, over memory</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>generation 4: 240.0&#160;&#181;s</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>generation 9: 240.0&#160;&#181;s</title>"));
+  EXPECT_THAT(html, Not(HasSubstr("generation 3:")));
+  // Both colours of the staircase are drawn; the x axis ends at generation 9.
+  EXPECT_THAT(html, HasSubstr("stroke=\"#e15759\""));
+  EXPECT_THAT(html, HasSubstr("stroke=\"#4e79a7\""));
+  EXPECT_THAT(html, HasSubstr("text-anchor=\"end\">9</text>"));
+  // The curve is drawn against generations, never against the clock.
+  std::vector<search::Progress> slower = progress;
+  for (search::Progress& p : slower) p.elapsed_s *= 3;
+  input.convergence = slower;
+  EXPECT_EQ(RenderReport(input), html);
+}
+
+TEST_F(ReportTest, ComparisonShowsTheTableAndOnePlanAtATime) {
+  costmodel::SimulationResult other =
+      costmodel::Simulator(graph_, cluster_).Run({.device = {0, 0, 0}}, {.record_timeline = true});
+  ReportInput sgp = Input();
+  ReportInput single = Input();
+  single.algorithm = "single";
+  single.simulation = &other;
+  single.transfers = {};
+  const std::vector<ComparedPlan> plans = {
+      {.algorithm = "single", .report = single, .cut_edges = 0},
+      {.algorithm = "heft", .error = "no <plan> within memory"},
+      {.algorithm = "sgp", .report = sgp, .cut_edges = 2, .best = true}};
+  const std::string html = RenderComparisonReport("model<1>.onnx", plans);
+  EXPECT_THAT(html, ::testing::StartsWith("<!DOCTYPE html>"));
+  EXPECT_EQ(Count(html, "<script"), 1);
+  EXPECT_EQ(Count(html, "<div id=\"tip\""), 1);
+  // The table: a row per algorithm, the best marked, the failure explained.
+  const size_t table = html.find("class=\"comparison\"");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_THAT(html, HasSubstr("<tr class=\"best\"><td class=\"l\">sgp *</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"l\">heft</td><td>-</td>"));
+  EXPECT_THAT(html, HasSubstr("no &lt;plan&gt; within memory"));
+  // The selector lists the plans that exist, the best selected; only its
+  // section is shown, each section has its own timeline.
+  EXPECT_THAT(html, HasSubstr("<select id=\"algo\"><option value=\"single\">single</option>"
+                              "<option value=\"sgp\" selected>sgp</option></select>"));
+  EXPECT_THAT(html, HasSubstr("<section class=\"plan\" data-algorithm=\"single\" hidden>"));
+  EXPECT_THAT(html, HasSubstr("<section class=\"plan\" data-algorithm=\"sgp\">"));
+  EXPECT_THAT(html, Not(HasSubstr("data-algorithm=\"heft\"")));
+  EXPECT_EQ(Count(html, "<svg class=\"gantt\""), 2);
+  // sgp: 3 devices and 2 links; single: 3 devices.
+  EXPECT_EQ(Count(html, "class=\"lanelabel\""), 8);
+  EXPECT_THAT(html, Not(HasSubstr("model<1>")));
+}
+
+TEST(UnitTransfersTest, OnePerTensorAndDestinationDevice) {
+  // t0 (unit 0) is read by units 1, 2 and 3; t1 (unit 1) by unit 3.
+  costmodel::CostGraph::Builder b(1);
+  for (int u = 0; u < 4; ++u) b.AddUnit({.name = absl::StrCat("u", u), .compute_us = {1}});
+  const uint32_t t0 = b.AddTensor({.name = "t0", .producer = 0, .bytes = 100});
+  for (uint32_t u : {1u, 2u, 3u}) b.AddUse(t0, u);
+  const uint32_t t1 = b.AddTensor({.name = "t1", .producer = 1, .bytes = 7});
+  b.AddUse(t1, 3);
+  absl::StatusOr<costmodel::CostGraph> g = std::move(b).Build();
+  ASSERT_TRUE(g.ok()) << g.status();
+  // Units 1 and 3 on device 2, unit 2 with its producer: t0 crosses once to
+  // device 2; t1 stays on device 2.
+  std::vector<passes::Transfer> transfers = UnitTransfers(*g, {.device = {0, 2, 0, 2}});
+  ASSERT_EQ(transfers.size(), 1u);
+  EXPECT_EQ(transfers[0].tensor, "t0");
+  EXPECT_EQ(transfers[0].src, 0);
+  EXPECT_EQ(transfers[0].dst, 2);
+  EXPECT_EQ(transfers[0].bytes, 100);
+  // Spread over three devices: t0 to devices 1 and 2 (in that order), t1 to 2.
+  transfers = UnitTransfers(*g, {.device = {0, 2, 1, 2}});
+  ASSERT_EQ(transfers.size(), 2u);
+  EXPECT_EQ(transfers[0].dst, 1);
+  EXPECT_EQ(transfers[1].dst, 2);
+  transfers = UnitTransfers(*g, {.device = {0, 1, 2, 3}});
+  ASSERT_EQ(transfers.size(), 4u);
+  EXPECT_EQ(transfers[3].tensor, "t1");
+  EXPECT_EQ(transfers[3].tag, 3);
 }
 
 TEST_F(ReportTest, NamesCannotInjectMarkup) {
