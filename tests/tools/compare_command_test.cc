@@ -1,7 +1,9 @@
 // `onnx-autopar compare` as a user runs it: the documented JSON, table and CSV
 // outputs with the best plan marked, rows for algorithms that find no plan,
-// and one-line errors for bad flags.
+// the --report page, and one-line errors for bad flags.
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ using testing::TempDir;
 
 constexpr int kExitUsage = 1;
 constexpr int kExitInfeasible = 3;
+constexpr int kExitIo = 4;
 
 // A fork-join cost graph: n0 feeds six independent 100 µs units that n7
 // joins. Each unit holds `param_bytes`; `memory_bytes` per device.
@@ -184,6 +187,38 @@ TEST(CompareCommandTest, AlgorithmsWithoutAPlanGetARow) {
   EXPECT_THAT(none.stdout_text, HasSubstr("sgp, heft: the model does not fit"));
 }
 
+TEST(CompareCommandTest, ReportDrawsEveryPlanBehindASelector) {
+  TempDir dir;
+  const std::string graph = dir.Write("g.json", ForkJoin(3, int64_t{1} << 30)).string();
+  const std::string report = (dir / "cmp.html").string();
+  CommandResult r = Compare({"--costgraph", graph, "--algos", "sgp,tga,round-robin",
+                             "--max-generations", "3", "--report", report, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string best = nlohmann::json::parse(r.stdout_text)["best"];
+  std::ifstream in(report, std::ios::binary);
+  std::stringstream html;
+  html << in.rdbuf();
+  const std::string text = html.str();
+  EXPECT_THAT(text, StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(text, HasSubstr("class=\"comparison\""));
+  EXPECT_THAT(text, HasSubstr("<tr class=\"best\"><td class=\"l\">" + best + " *</td>"));
+  // One section per algorithm; the best one shown, TGA's with its curve.
+  for (const char* algorithm : {"sgp", "tga", "round-robin"}) {
+    EXPECT_THAT(text, HasSubstr(std::string("<section class=\"plan\" data-algorithm=\"") +
+                                algorithm + (algorithm == best ? "\">" : "\" hidden>")));
+  }
+  EXPECT_THAT(text, HasSubstr("<option value=\"" + best + "\" selected>"));
+  EXPECT_THAT(text, HasSubstr("<h2>Convergence</h2>"));
+  EXPECT_THAT(text, HasSubstr("<tr><th class=\"l\">generations</th><td class=\"l\">3</td>"));
+  // Round robin spreads the fork over the three devices: their lanes and links.
+  EXPECT_THAT(text, HasSubstr("class=\"lanelabel\">device 2 "));
+  EXPECT_THAT(text, HasSubstr("class=\"lanelabel\">link 0&#8594;1<"));
+  // An unwritable report path is a clean error.
+  ExpectCleanError(Compare({"--costgraph", graph, "--algos", "sgp", "--report",
+                            (dir / "no" / "such" / "dir.html").string()}),
+                   kExitIo, "cannot write");
+}
+
 TEST(CompareCommandTest, BadFlagsAreOneLineUsageErrors) {
   TempDir dir;
   const std::string graph = dir.Write("g.json", ForkJoin(2, int64_t{1} << 30)).string();
@@ -195,6 +230,8 @@ TEST(CompareCommandTest, BadFlagsAreOneLineUsageErrors) {
   ExpectCleanError(Compare({"--costgraph", graph, "--algo", "sgp"}), kExitUsage,
                    "unknown flag '--algo'");
   ExpectCleanError(Compare({"--costgraph", graph, "--seed", "x"}), kExitUsage, "--seed");
+  ExpectCleanError(Compare({"--costgraph", graph, "--max-generations", "0"}), kExitUsage,
+                   "--max-generations");
   ExpectCleanError(Compare({"--costgraph", graph, "extra.onnx"}), kExitUsage, "one model file");
 }
 
