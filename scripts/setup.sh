@@ -17,6 +17,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libonnx-testdata
   python3-onnx python3-torch python3-torchvision
+  chromium chromium-driver  # tests/e2e/report_browser.test.mjs opens report.html
 )
 
 # Node.js runs the ONNX Runtime verifier (tools/runner). Images that ship their

@@ -177,6 +177,8 @@ border-radius:3px;pointer-events:none;z-index:10}
 svg.curve text{font-size:11px;fill:#555}
 .curve .pf{fill:#4e79a7}.curve .pi{fill:#e15759}
 tr.best td{font-weight:bold}
+.devices td{white-space:nowrap}
+.overview{display:flex;flex-wrap:wrap;gap:0 4em;align-items:flex-start}
 )";
   for (size_t c = 0; c < kColours.size(); ++c)
     absl::StrAppend(&out, ".c", c, "{fill:", kColours[c], "}.k", c, "{background:", kColours[c],
@@ -259,9 +261,9 @@ void WriteConvergence(const ReportInput& in, std::string& out) {
   }
   absl::StrAppendFormat(
       &out,
-      "<h2>Convergence</h2>\n<p>The best plan's simulated step per generation, as the search "
-      "saw it on its placement units "
-      "(blue: fits in memory; red: does not).</p>\n<svg class=\"curve\" "
+      "<div><h2>Convergence</h2>\n<p>The best plan's simulated step per generation, as the "
+      "search saw it<br>on its placement units (blue: fits in memory; red: does not).</p>\n"
+      "<svg class=\"curve\" "
       "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">",
       kWidth, kHeight, kWidth, kHeight);
   absl::StrAppendFormat(&out, "<path d=\"M%d %dV%dH%d\" stroke=\"#999\" fill=\"none\"/>", kLeft,
@@ -282,7 +284,7 @@ void WriteConvergence(const ReportInput& in, std::string& out) {
   if (!feasible_path.empty())
     absl::StrAppend(&out, "<path d=\"", feasible_path,
                     "\" stroke=\"#4e79a7\" stroke-width=\"2\" fill=\"none\"/>");
-  absl::StrAppend(&out, markers, "</svg>\n");
+  absl::StrAppend(&out, markers, "</svg></div>\n");
 }
 
 void WriteTimeline(const ReportInput& in, std::string& out) {
@@ -315,9 +317,14 @@ void WriteTimeline(const ReportInput& in, std::string& out) {
   for (size_t l = 0; l < lanes.size(); ++l) writer.WriteLane(lanes[l], static_cast<int>(l));
   out += "</svg><div class=\"axis\">";
   constexpr int kTicks = 10;
-  for (int t = 0; t <= kTicks; ++t)
-    absl::StrAppendFormat(&out, "<span style=\"left:%d%%\">%s</span>", t * 100 / kTicks,
+  // The end labels are aligned inwards so that the scroller does not clip them.
+  for (int t = 0; t <= kTicks; ++t) {
+    absl::StrAppendFormat(&out, "<span style=\"left:%d%%%s\">%s</span>", t * 100 / kTicks,
+                          t == 0        ? ";transform:none"
+                          : t == kTicks ? ";transform:translateX(-100%)"
+                                        : "",
                           Us(step_us * t / kTicks));
+  }
   out += "</div></div></div></div></div>\n";
 }
 
@@ -457,8 +464,12 @@ void WriteTail(std::string& out) {
 void WritePlan(const ReportInput& in, bool shown, std::string& out) {
   absl::StrAppend(&out, "<section class=\"plan\" data-algorithm=\"", HtmlEscape(in.algorithm), "\"",
                   shown ? "" : " hidden", ">\n");
+  // The summary and the curve side by side, where the page is wide enough.
+  out += "<div class=\"overview\"><div>";
   WriteSummary(in, out);
+  out += "</div>";
   WriteConvergence(in, out);
+  out += "</div>\n";
   WriteTimeline(in, out);
   WriteDevices(in, out);
   WriteTransfers(in, out);
@@ -499,7 +510,7 @@ void WriteComparisonTable(absl::Span<const ComparedPlan> plans, std::string& out
         step > 0 ? absl::StrFormat("%.2fx", r.single_device_step_us / step) : "-", "</td><td>",
         Percent(peak), "</td><td>", peak <= 1 ? "yes" : "<b>no</b>", "</td><td>", p.cut_edges,
         "</td><td>", FormatBytes(r.simulation->comm_bytes), "</td><td>",
-        r.search_time_ms ? absl::StrFormat("%.1f ms", *r.search_time_ms) : "-",
+        r.search_time_ms ? absl::StrFormat("%.2f ms", *r.search_time_ms) : "-",
         "</td><td class=\"l\"></td></tr>\n");
   }
   out += "</table>\n<p>* the fastest plan that fits.</p>\n";

@@ -1,0 +1,249 @@
+// report.html and `compare --report` opened in headless Chromium (issue 9):
+// a real exported model is split with TGA (so the convergence curve exists)
+// and compared across algorithms; each page must load without console
+// errors, have its device and link lanes, a tooltip that hover fills, and
+// the comparison's selector must switch the plan shown. Screenshots go to
+// AUTOPAR_ARTIFACTS_DIR (build/test-artifacts). Chromium is driven through
+// chromedriver's W3C WebDriver HTTP interface with node's fetch: no npm
+// package needed. Skipped, with a message, when chromium or chromedriver is
+// not installed (Debian packages `chromium`, `chromium-driver`).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLI, MODELS_DIR, autopar, tempDir } from './helpers.mjs';
+
+const MODEL = 'googlenet';
+const DEVICES = 4;
+const ARTIFACTS = process.env.AUTOPAR_ARTIFACTS_DIR;
+
+/** The first of `names` found on PATH (or given as an absolute path). */
+function findExecutable(...names) {
+  for (const name of names) {
+    if (name.startsWith('/')) {
+      if (existsSync(name)) return name;
+      continue;
+    }
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  return null;
+}
+
+// Debian's /usr/bin/chromium is a wrapper script; the binary is beside it.
+const CHROMIUM = findExecutable('/usr/lib/chromium/chromium', 'chromium', 'chromium-browser', 'google-chrome');
+const CHROMEDRIVER = findExecutable('chromedriver', '/usr/lib/chromium/chromedriver');
+
+const skip = !CLI ? 'AUTOPAR_CLI not set (run through ctest)'
+  : !MODELS_DIR ? 'AUTOPAR_MODELS_DIR not set'
+    : !CHROMIUM ? 'chromium not installed (apt-get install chromium chromium-driver)'
+      : !CHROMEDRIVER ? 'chromedriver not installed (apt-get install chromium-driver)'
+        : false;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A chromedriver process and one headless Chromium session. */
+class Browser {
+  static async start(profileDir) {
+    const port = await freePort();
+    const driver = spawn(CHROMEDRIVER, [`--port=${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let driverErr = '';
+    driver.stderr.on('data', (d) => { driverErr += d; });
+    const browser = new Browser(`http://127.0.0.1:${port}`, driver);
+    for (let i = 0; ; i++) {
+      try {
+        const status = await (await fetch(`${browser.base}/status`)).json();
+        if (status.value?.ready) break;
+      } catch { /* not listening yet */ }
+      if (i > 100) throw new Error(`chromedriver did not start: ${driverErr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const session = await browser.call('POST', '/session', {
+      capabilities: {
+        alwaysMatch: {
+          browserName: 'chrome',
+          'goog:chromeOptions': {
+            binary: CHROMIUM,
+            args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+              '--disable-component-update', '--no-first-run', `--user-data-dir=${profileDir}`,
+              '--window-size=1280,1000', '--hide-scrollbars'],
+          },
+          'goog:loggingPrefs': { browser: 'ALL' },
+        },
+      },
+    });
+    browser.session = `/session/${session.sessionId}`;
+    return browser;
+  }
+
+  constructor(base, driver) {
+    this.base = base;
+    this.driver = driver;
+    this.session = null;
+  }
+
+  async call(method, path, body) {
+    const response = await fetch(this.base + path, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(60000),
+    });
+    const json = await response.json();
+    if (!response.ok) throw new Error(`${method} ${path}: ${JSON.stringify(json.value ?? json).slice(0, 2000)}`);
+    return json.value;
+  }
+
+  open(file) { return this.call('POST', `${this.session}/url`, { url: pathToFileURL(file).href }); }
+
+  /** Runs `fn` (a function's source, as a string body) in the page; returns its value. */
+  run(body, ...args) { return this.call('POST', `${this.session}/execute/sync`, { script: body, args }); }
+
+  resize(width, height) { return this.call('POST', `${this.session}/window/rect`, { width, height }); }
+
+  /** The browser console since the last call. */
+  logs() { return this.call('POST', `${this.session}/se/log`, { type: 'browser' }); }
+
+  async screenshot(name) {
+    if (!ARTIFACTS) return null;
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const path = join(ARTIFACTS, name);
+    writeFileSync(path, Buffer.from(await this.call('GET', `${this.session}/screenshot`), 'base64'));
+    return path;
+  }
+
+  async stop() {
+    try {
+      if (this.session) await this.call('DELETE', this.session);
+    } finally {
+      this.driver.kill();
+    }
+  }
+}
+
+function assertNoSevere(logs, where) {
+  const severe = logs.filter((e) => e.level === 'SEVERE');
+  assert.deepEqual(severe, [], `${where}: console errors`);
+}
+
+// What the page shows: the visible plan's lanes, its boxes, tooltip state.
+const INSPECT = `
+  const plan = [...document.querySelectorAll('section.plan')].find((s) => !s.hidden);
+  const labels = [...plan.querySelectorAll('.lanelabel')].map((l) => l.textContent);
+  return {
+    algorithm: plan.getAttribute('data-algorithm'),
+    labels,
+    lanes: plan.querySelectorAll('svg.gantt g.lane').length,
+    boxes: plan.querySelectorAll('svg.gantt rect').length,
+    curvePoints: plan.querySelectorAll('svg.curve circle').length,
+    tip: !!document.getElementById('tip'),
+    visiblePlans: [...document.querySelectorAll('section.plan')].filter((s) => !s.hidden).length,
+  };`;
+
+// Hovers the visible plan's widest box; returns the tooltip's state.
+const HOVER = `
+  const plan = [...document.querySelectorAll('section.plan')].find((s) => !s.hidden);
+  const rects = [...plan.querySelectorAll('svg.gantt rect')];
+  const rect = rects.reduce((a, b) => (+b.getAttribute('width') > +a.getAttribute('width') ? b : a));
+  const box = rect.getBoundingClientRect();
+  rect.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: box.x + 1, clientY: box.y + 1 }));
+  const tip = document.getElementById('tip');
+  return { hidden: tip.hidden, text: tip.textContent, left: tip.style.left };`;
+
+// Zooms the visible timeline in once; returns its width before and after.
+const ZOOM = `
+  const plan = [...document.querySelectorAll('section.plan')].find((s) => !s.hidden);
+  const zoomed = plan.querySelector('.zoomed');
+  const before = zoomed.getBoundingClientRect().width;
+  plan.querySelector('.zin').click();
+  const after = zoomed.getBoundingClientRect().width;
+  plan.querySelector('.zreset').click();
+  return { before, after };`;
+
+function checkLanes(page, devices, where) {
+  for (let d = 0; d < devices; d++) {
+    assert.ok(page.labels.some((l) => l.startsWith(`device ${d} `)), `${where}: no lane for device ${d}: ${page.labels}`);
+  }
+  assert.ok(page.labels.some((l) => l.startsWith('link ')), `${where}: no link lane: ${page.labels}`);
+  assert.equal(page.lanes, page.labels.length, `${where}: a drawn lane per label`);
+  assert.ok(page.boxes > 0, `${where}: no boxes`);
+  assert.equal(page.tip, true, `${where}: no tooltip element`);
+}
+
+test('report.html and compare --report render in Chromium without errors', { skip, timeout: 600000 }, async (t) => {
+  const work = tempDir('e2e-report');
+  const model = join(MODELS_DIR, `${MODEL}.onnx`);
+  assert.ok(existsSync(model), `${model} missing: the exported_models fixture should have written it`);
+  const common = ['--devices', String(DEVICES), '--microbatches', '4', '--max-generations', '30', '--quiet'];
+  const out = join(work, 'split');
+  const split = autopar([model, '-o', out, '--algo', 'tga', ...common]);
+  assert.equal(split.code, 0, split.stderr);
+  const comparison = join(work, 'compare.html');
+  const compare = autopar(['compare', model, '--algos', 'sgp,tga,m-etf,pipeline-dp', '--format', 'json',
+    '--report', comparison, ...common]);
+  assert.equal(compare.code, 0, compare.stderr);
+  const best = JSON.parse(compare.stdout).best;
+
+  const profile = mkdtempSync(join(tmpdir(), 'autopar-chromium-'));
+  const browser = await Browser.start(profile);
+  try {
+    // (a) The split's report.
+    await browser.open(join(out, 'report.html'));
+    const page = await browser.run(INSPECT);
+    checkLanes(page, DEVICES, 'report.html');
+    assert.equal(page.algorithm, 'tga');
+    assert.ok(page.curvePoints >= 2, `convergence curve has ${page.curvePoints} points`);
+    const hover = await browser.run(HOVER);
+    assert.equal(hover.hidden, false, 'hover shows the tooltip');
+    assert.match(hover.text, /µs/, 'the tooltip says how long');
+    assert.notEqual(hover.left, '', 'the tooltip is placed at the pointer');
+    await browser.run(`document.getElementById('tip').hidden = true;`);
+    const zoom = await browser.run(ZOOM);
+    assert.ok(Math.abs(zoom.after - 2 * zoom.before) < 2, `zoom in doubles the timeline: ${JSON.stringify(zoom)}`);
+    // Tall enough for the summary, curve, timeline and device bars (the
+    // README's docs/report.png is this screenshot).
+    await browser.resize(1280, 1250);
+    await browser.screenshot('report.png');
+    await browser.resize(1280, 1000);
+    assertNoSevere(await browser.logs(), 'report.html');
+
+    // (b) The comparison: the best plan first, the selector switches.
+    await browser.open(comparison);
+    const first = await browser.run(INSPECT);
+    assert.equal(first.algorithm, best);
+    assert.equal(first.visiblePlans, 1);
+    checkLanes(first, DEVICES, `compare, ${best}`);
+    await browser.screenshot('compare.png');
+    const options = await browser.run(`return [...document.getElementById('algo').options].map((o) => o.value);`);
+    assert.deepEqual(options, ['sgp', 'tga', 'm-etf', 'pipeline-dp']);
+    const other = best === 'sgp' ? 'm-etf' : 'sgp';
+    await browser.run(`const s = document.getElementById('algo'); s.value = arguments[0];
+      s.dispatchEvent(new Event('change'));`, other);
+    const switched = await browser.run(INSPECT);
+    assert.equal(switched.algorithm, other);
+    assert.equal(switched.visiblePlans, 1);
+    assert.ok(switched.lanes > 0 && switched.boxes > 0, `compare, ${other}: lanes drawn`);
+    assert.equal((await browser.run(HOVER)).hidden, false, `compare, ${other}: hover shows the tooltip`);
+    await browser.screenshot('compare_switched.png');
+    assertNoSevere(await browser.logs(), 'compare --report');
+    t.diagnostic(`report.html: ${page.labels.length} lanes, ${page.boxes} boxes, ${page.curvePoints} curve points; ` +
+      `compare: ${best} -> ${other}; screenshots in ${ARTIFACTS ?? '(no AUTOPAR_ARTIFACTS_DIR)'}`);
+  } finally {
+    await browser.stop();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
