@@ -215,19 +215,31 @@ void WriteSummary(const ReportInput& in, std::string& out) {
 
 // The best step time so far against the generation: a staircase, blue while
 // the best plan fits, red while it does not. Only the generations where the
-// best changed (and the last) are drawn: the rest add nothing to the curve.
+// best changed (and the last) are drawn: the rest add nothing to the curve;
+// of several changes within one pixel column only the last is kept, so a
+// long run draws at most a point per column.
 void WriteConvergence(const ReportInput& in, std::string& out) {
   if (in.convergence.empty()) return;
   constexpr int kWidth = 640, kHeight = 200, kLeft = 90, kRight = 10, kTop = 10, kBottom = 34;
-  // Step 1: the points where the curve changes.
+  const search::Progress& last = in.convergence.back();
+  const double generations = static_cast<double>(std::max<int64_t>(last.iteration, 1));
+  auto x = [&](int64_t g) {
+    return kLeft + (kWidth - kLeft - kRight) * static_cast<double>(g) / generations;
+  };
+  // Step 1: the points where the curve changes, one per pixel column.
   std::vector<const search::Progress*> points;
   for (const search::Progress& p : in.convergence) {
-    if (points.empty() || p.best_step_time_us != points.back()->best_step_time_us ||
-        p.feasible != points.back()->feasible) {
+    if (!points.empty() && p.best_step_time_us == points.back()->best_step_time_us &&
+        p.feasible == points.back()->feasible) {
+      continue;
+    }
+    if (points.size() > 1 &&
+        std::floor(x(p.iteration)) == std::floor(x(points.back()->iteration))) {
+      points.back() = &p;
+    } else {
       points.push_back(&p);
     }
   }
-  const search::Progress& last = in.convergence.back();
   if (points.back() != &last) points.push_back(&last);
   // Step 2: scales; a flat curve gets a band around its value.
   double lo = points.front()->best_step_time_us, hi = lo;
@@ -238,10 +250,6 @@ void WriteConvergence(const ReportInput& in, std::string& out) {
   const double pad = std::max((hi - lo) * 0.05, std::max(std::abs(hi), 1.0) * 0.01);
   lo -= pad;
   hi += pad;
-  const double generations = static_cast<double>(std::max<int64_t>(last.iteration, 1));
-  auto x = [&](int64_t g) {
-    return kLeft + (kWidth - kLeft - kRight) * static_cast<double>(g) / generations;
-  };
   auto y = [&](double us) { return kTop + (kHeight - kTop - kBottom) * (hi - us) / (hi - lo); };
   // Step 3: the staircase, one path per feasibility, and a marker per change.
   std::string feasible_path, infeasible_path, markers;

@@ -288,6 +288,26 @@ TEST_F(ReportTest, NamesCannotInjectMarkup) {
   EXPECT_THAT(html, Not(HasSubstr("model<1>")));
 }
 
+TEST_F(ReportTest, ALongConvergenceCurveKeepsAPointPerPixelColumn) {
+  // 100,000 generations, each a little better than the one before.
+  std::vector<search::Progress> progress;
+  for (int g = 0; g <= 100'000; ++g)
+    progress.push_back({.iteration = g, .best_step_time_us = 1e6 - g, .feasible = true});
+  ReportInput input = Input();
+  input.convergence = progress;
+  const std::string without = Render();
+  const std::string html = RenderReport(input);
+  const int points = Count(html, "<circle");
+  // The plot is 540 px wide: a point per column, and the first and the last.
+  EXPECT_GE(points, 500);
+  EXPECT_LE(points, 542);
+  EXPECT_THAT(html, HasSubstr("<title>generation 0: "));
+  EXPECT_THAT(html, HasSubstr("<title>generation 100000: 900000.0&#160;&#181;s</title>"));
+  EXPECT_LT(html.size() - without.size(), size_t{200'000});
+  std::printf("100,000-generation curve: %d points, %zu bytes\n", points,
+              html.size() - without.size());
+}
+
 TEST(ReportSizeTest, AHundredThousandNodeTimelineStaysSmall) {
   constexpr int kDevices = 4;
   constexpr int kUnits = 100'000;
