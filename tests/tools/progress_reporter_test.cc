@@ -1,5 +1,6 @@
-// The progress line: what it prints, that it stays quiet when disabled, and
-// that it ends its line.
+// The progress line: what it prints (a search's generations, a bar for a
+// known total, a spinner for an unknown one), that it stays quiet when
+// disabled, and that it ends its line.
 #include "tools/progress_reporter.h"
 
 #include <cstdio>
@@ -77,6 +78,77 @@ TEST(ProgressReporterTest, DisabledPrintsNothing) {
   // --quiet turns it off whatever stderr is.
   ProgressReporter quiet(/*quiet=*/true);
   EXPECT_FALSE(quiet.Callback());
+}
+
+TEST(ProgressReporterTest, TaskWithATotalDrawsABar) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  {
+    ProgressReporter reporter(file, /*enabled=*/true);
+    TaskCallback loading = reporter.Task("loading model", ProgressUnit::kBytes);
+    ASSERT_TRUE(loading);
+    loading(0, 4096);
+    loading(4096, 4096);  // the end always shows, however soon
+    loading(4096, 4096);  // nothing new: not drawn again
+  }
+  const std::string text = Contents(file);
+  std::fclose(file);
+  EXPECT_THAT(text, StartsWith("\rloading model  [------------------------]   0%  0 B of 4.0 KiB"));
+  EXPECT_THAT(text,
+              HasSubstr("\rloading model  [########################] 100%  4.0 KiB of 4.0 KiB"));
+  EXPECT_EQ(text.find("100%"), text.rfind("100%"));
+  EXPECT_THAT(text, EndsWith("\n"));
+  EXPECT_EQ(text.find('\n'), text.size() - 1);
+}
+
+TEST(ProgressReporterTest, TaskWithoutATotalSpinsAndCounts) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  ProgressReporter reporter(file, /*enabled=*/true);
+  TaskCallback counting = reporter.Task("coarsening", ProgressUnit::kCount);
+  counting(12000, 0);
+  reporter.Finish();
+  const std::string text = Contents(file);
+  std::fclose(file);
+  EXPECT_EQ(text, "\rcoarsening  |  12,000\x1b[K\n");
+}
+
+TEST(ProgressReporterTest, EachTaskGetsItsOwnLine) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  {
+    ProgressReporter reporter(file, /*enabled=*/true);
+    TaskCallback first = reporter.Task("loading model", ProgressUnit::kBytes);
+    TaskCallback second = reporter.Task("coarsening", ProgressUnit::kCount);
+    first(10, 10);
+    second(3, 3);
+  }
+  const std::string text = Contents(file);
+  std::fclose(file);
+  EXPECT_THAT(text, HasSubstr("10 B of 10 B\x1b[K\n\rcoarsening  [#"));
+  EXPECT_THAT(text, EndsWith("3 of 3\x1b[K\n"));
+}
+
+TEST(ProgressReporterTest, DisabledTasksPrintNothing) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  {
+    ProgressReporter reporter(file, /*enabled=*/false);
+    EXPECT_FALSE(reporter.Task("loading model", ProgressUnit::kBytes));
+    EXPECT_FALSE(reporter.enabled());
+  }
+  EXPECT_EQ(Contents(file), "");
+  std::fclose(file);
+}
+
+TEST(ProgressReporterTest, BarsAndEtas) {
+  EXPECT_EQ(ProgressBar(0, 4), "[----]");
+  EXPECT_EQ(ProgressBar(0.5, 4), "[##--]");
+  EXPECT_EQ(ProgressBar(2, 4), "[####]");
+  EXPECT_EQ(ProgressBar(-1, 4), "[----]");
+  EXPECT_EQ(FormatEta(0.2), "1s");
+  EXPECT_EQ(FormatEta(65), "1m05s");
+  EXPECT_EQ(FormatEta(7380), "2h03m");
 }
 
 }  // namespace
