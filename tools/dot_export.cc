@@ -1,7 +1,9 @@
 #include "tools/dot_export.h"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -103,6 +105,12 @@ std::vector<std::string> DeviceNames(const costmodel::Cluster& cluster) {
 }
 
 absl::Status WriteTextFile(const std::string& path, absl::string_view text) {
+  // A missing folder is the user's mistake (as for -o), not an I/O failure.
+  const std::filesystem::path parent = std::filesystem::absolute(path).parent_path();
+  if (std::error_code ec; !std::filesystem::is_directory(parent, ec)) {
+    return absl::NotFoundError(absl::StrCat("cannot write '", path, "': the folder '",
+                                            parent.string(), "' does not exist"));
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
   out.write(text.data(), static_cast<std::streamsize>(text.size()));

@@ -38,7 +38,8 @@ absl::StatusOr<std::string> PlacementToDot(const costmodel::CostGraph& graph,
 /// The cluster's device names, by device: the legend PlacementToDot takes.
 std::vector<std::string> DeviceNames(const costmodel::Cluster& cluster);
 
-/// Writes `text` to `path`, with an error that names the file.
+/// Writes `text` to `path`, with an error that names the file: NotFound when
+/// its folder does not exist, PermissionDenied / DataLoss when writing fails.
 absl::Status WriteTextFile(const std::string& path, absl::string_view text);
 
 }  // namespace autopar::tools
