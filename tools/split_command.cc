@@ -267,18 +267,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   if (parsed->Has("json")) {
     absl::StatusOr<std::vector<std::string>> listed = ListFiles(*out_dir);
     if (!listed.ok()) return ReportError(listed.status());
-    const SplitSummary summary{.out_dir = *out_dir,
-                               .algorithm = placement->algorithm,
-                               .seed = search->options.seed,
-                               .search_time_ms = placement->search_time_ms,
-                               .microbatches = search->options.microbatches,
-                               .lower_bound_us = lower_bound_us,
-                               .single_device_step_us = single_device_us,
-                               .cluster = &problem->cluster,
-                               .deployment = &*deployment,
-                               .simulation = &sim,
-                               .files = *std::move(listed)};
-    std::printf("%s\n", SplitSummaryJson(summary).dump(2).c_str());
+    std::printf("%s\n", SplitSummaryJson(record, *out_dir, *listed).dump(2).c_str());
     return kExitOk;
   }
   std::fputs(Summary(*out_dir, *problem, *placement, *deployment, sim, lower_bound_us,

@@ -3,8 +3,8 @@
 // and with stderr not a terminal (as under ctest) no progress bar appears.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,9 +43,7 @@ constexpr char kModel[] = R"(
 
 std::string ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // No progress output: no carriage return, no bar, no spinner line.
@@ -60,10 +58,9 @@ void ExpectNoProgress(const CommandResult& r) {
 class MachineOutputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::vector<std::string> weights;
-    for (int i = 0; i < 32 * 32; ++i) weights.push_back(std::to_string(i % 5));
-    absl::StatusOr<onnx::ModelProto> model = onnx_io::ParseModelText(
-        absl::StrReplaceAll(kModel, {{"WEIGHTS", absl::StrJoin(weights, ",")}}));
+    const std::string weights = absl::StrJoin(std::vector<int>(32 * 32, 3), ",");
+    absl::StatusOr<onnx::ModelProto> model =
+        onnx_io::ParseModelText(absl::StrReplaceAll(kModel, {{"WEIGHTS", weights}}));
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = dir_.Write("model.onnx", model->SerializeAsString()).string();
   }
