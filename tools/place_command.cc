@@ -153,7 +153,7 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
-  search->options.on_progress = progress.Callback();
+  search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());

@@ -42,8 +42,9 @@ std::string FormatEta(double seconds) {
 ProgressReporter::ProgressReporter(bool quiet)
     : out_(stderr), enabled_(!quiet && isatty(fileno(stderr)) != 0) {}
 
-std::function<void(const search::Progress&)> ProgressReporter::Callback() {
+std::function<void(const search::Progress&)> ProgressReporter::Callback(double time_budget_s) {
   if (!enabled_) return nullptr;
+  time_budget_s_ = time_budget_s;
   return [this](const search::Progress& progress) { Report(progress); };
 }
 
@@ -75,10 +76,15 @@ void ProgressReporter::Report(const search::Progress& progress) {
 }
 
 void ProgressReporter::Print(const search::Progress& progress) {
-  Redraw(absl::StrFormat("generation %lld  best %.1f us  %s  elapsed %.1fs",
-                         static_cast<long long>(progress.iteration), progress.best_step_time_us,
-                         progress.feasible ? "feasible" : "over memory", progress.elapsed_s),
-         progress.elapsed_s);
+  std::string line =
+      absl::StrFormat("generation %lld  best %.1f us  %s  elapsed %.1fs",
+                      static_cast<long long>(progress.iteration), progress.best_step_time_us,
+                      progress.feasible ? "feasible" : "over memory", progress.elapsed_s);
+  if (time_budget_s_ > 0) {
+    absl::StrAppendFormat(&line, " of %.1fs %s", time_budget_s_,
+                          ProgressBar(progress.elapsed_s / time_budget_s_, kBarWidth));
+  }
+  Redraw(line, progress.elapsed_s);
   pending_.reset();
 }
 

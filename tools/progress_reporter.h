@@ -1,7 +1,8 @@
 // Progress on one refreshing line of the terminal (issues 8 and 9), on stderr,
 // and only when it is a terminal and the user did not ask for --quiet, so that
 // logs and pipes stay clean:
-//   - a search's generations: "generation N  best X us  feasible  elapsed Ys";
+//   - a search's generations: "generation N  best X us  feasible  elapsed Ys",
+//     with "of 10.0s [####----]" when it runs to a time budget;
 //   - a task whose total is known, as a bar with rate and ETA:
 //       "loading model  [########--------]  52%  1.2 GiB of 2.3 GiB  410.0 MiB/s  ETA 3s"
 //   - a task whose total is not known, as a spinner and a count:
@@ -42,9 +43,10 @@ class ProgressReporter {
 
   bool enabled() const { return enabled_; }
 
-  /// For SearchOptions::on_progress: empty when disabled. Valid while the
-  /// reporter lives.
-  std::function<void(const search::Progress&)> Callback();
+  /// For SearchOptions::on_progress: empty when disabled. With a positive
+  /// `time_budget_s` (an anytime search's total) the line ends in
+  /// "of 10.0s [####----]". Valid while the reporter lives.
+  std::function<void(const search::Progress&)> Callback(double time_budget_s = 0);
 
   /// For a library's (done, total) progress callback, shown under `label`:
   /// empty when disabled. The task's clock starts at its first report, which
@@ -86,6 +88,7 @@ class ProgressReporter {
   bool printed_ = false;
   double last_printed_s_ = 0;
   std::optional<search::Progress> pending_;  // held back by the throttle
+  double time_budget_s_ = 0;
   std::optional<TaskState> task_;
   int next_task_id_ = 0;
   bool task_pending_ = false;  // task_ holds numbers not shown yet

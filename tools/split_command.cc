@@ -178,7 +178,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
-  search->options.on_progress = progress.Callback();
+  search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
   progress.Finish();
   if (!placement.ok()) return ReportError(placement.status());

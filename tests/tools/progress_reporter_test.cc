@@ -91,6 +91,18 @@ TEST(ProgressReporterTest, DisabledPrintsNothing) {
   EXPECT_FALSE(quiet.Callback());
 }
 
+TEST(ProgressReporterTest, ATimeBudgetIsDrawnAsABar) {
+  FakeTerminal terminal;
+  ASSERT_NE(terminal.file(), nullptr);
+  {
+    ProgressReporter reporter(terminal.file(), /*enabled=*/true);
+    reporter.Callback(/*time_budget_s=*/10)(At(3, 900, true, 5));
+  }
+  EXPECT_EQ(terminal.Text(),
+            "\rgeneration 3  best 900.0 us  feasible  elapsed 5.0s of 10.0s "
+            "[############------------]\x1b[K\n");
+}
+
 TEST(ProgressReporterTest, TaskWithATotalDrawsABar) {
   FakeTerminal terminal;
   ASSERT_NE(terminal.file(), nullptr);
