@@ -104,13 +104,18 @@ std::vector<std::string> DeviceNames(const costmodel::Cluster& cluster) {
   return names;
 }
 
-absl::Status WriteTextFile(const std::string& path, absl::string_view text) {
+absl::Status CheckParentFolder(const std::string& path) {
   // A missing folder is the user's mistake (as for -o), not an I/O failure.
   const std::filesystem::path parent = std::filesystem::absolute(path).parent_path();
   if (std::error_code ec; !std::filesystem::is_directory(parent, ec)) {
     return absl::NotFoundError(absl::StrCat("cannot write '", path, "': the folder '",
                                             parent.string(), "' does not exist"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status WriteTextFile(const std::string& path, absl::string_view text) {
+  if (absl::Status s = CheckParentFolder(path); !s.ok()) return s;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
   out.write(text.data(), static_cast<std::streamsize>(text.size()));

@@ -38,6 +38,10 @@ absl::StatusOr<std::string> PlacementToDot(const costmodel::CostGraph& graph,
 /// The cluster's device names, by device: the legend PlacementToDot takes.
 std::vector<std::string> DeviceNames(const costmodel::Cluster& cluster);
 
+/// NotFound, naming the file, when the folder `path` would be written into
+/// does not exist: commands check it before a long search.
+absl::Status CheckParentFolder(const std::string& path);
+
 /// Writes `text` to `path`, with an error that names the file: NotFound when
 /// its folder does not exist, PermissionDenied / DataLoss when writing fails.
 absl::Status WriteTextFile(const std::string& path, absl::string_view text);

@@ -1,6 +1,7 @@
 #include "tools/place_command.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -143,6 +144,9 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   const std::string format = parsed->Get("format").value_or("text");
   if (format != "text" && format != "json")
     return UsageError("--format must be text or json", kUsage);
+  if (std::optional<std::string> dot = parsed->Get("dot")) {
+    if (absl::Status s = CheckParentFolder(*dot); !s.ok()) return ReportError(s);
+  }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
   absl::StatusOr<ProblemRequest> request =

@@ -167,6 +167,9 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     return ReportError(absl::AlreadyExistsError(absl::StrCat(
         "the output folder '", *out_dir, "' already exists (use --force to replace it)")));
   }
+  if (std::optional<std::string> dot = parsed->Get("dot")) {
+    if (absl::Status s = CheckParentFolder(*dot); !s.ok()) return ReportError(s);
+  }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
   absl::StatusOr<ProblemRequest> request =

@@ -142,6 +142,10 @@ TEST_F(MachineOutputTest, DotOfTheSplitAndOfPlace) {
   r = Run({"place", model_, "--dot", (dir_ / "no" / "such" / "dir.dot").string()});
   EXPECT_EQ(r.exit_code, 2);  // like -o into a missing folder
   EXPECT_THAT(r.stderr_text, HasSubstr("does not exist"));
+  // Refused before anything is written.
+  r = Run({model_, "-o", (dir_ / "out2").string(), "--dot", (dir_ / "no" / "x.dot").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir_ / "out2"));
 }
 
 TEST_F(MachineOutputTest, NoProgressWhenStderrIsNotATerminal) {
