@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <system_error>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -215,12 +216,30 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
   if (!temp_path.ok()) return temp_path.status();
   TempDirGuard temp(*std::move(temp_path));
 
-  for (const ModelFile& file : files.models) {
+  // Progress over all files: each file's bytes count on from the files before.
+  std::vector<int64_t> file_bytes;
+  int64_t total_bytes = 0;
+  if (options.on_progress) {
+    for (const ModelFile& file : files.models) {
+      file_bytes.push_back(ExternalDataBytes(*file.model, source, options.save));
+      total_bytes += file_bytes.back();
+    }
+  }
+  int64_t bytes_before = 0;
+  SaveOptions save = options.save;
+  if (options.on_progress) {
+    save.on_progress = [&](int64_t written, int64_t) {
+      options.on_progress(bytes_before + written, total_bytes);
+    };
+  }
+  for (size_t i = 0; i < files.models.size(); ++i) {
+    const ModelFile& file = files.models[i];
     const fs::path path = temp.path() / file.path;
     if (absl::Status s = MakeParents(path); !s.ok()) return s;
-    if (absl::Status s = SaveModel(*file.model, source, path, options.save); !s.ok()) {
+    if (absl::Status s = SaveModel(*file.model, source, path, save); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("writing '", file.path, "': ", s.message()));
     }
+    if (options.on_progress) bytes_before += file_bytes[i];
   }
   for (const auto& [name, contents] : files.extra_files) {
     const fs::path path = temp.path() / name;

@@ -12,7 +12,9 @@
 #ifndef AUTOPAR_ONNX_IO_DEPLOYMENT_WRITER_H_
 #define AUTOPAR_ONNX_IO_DEPLOYMENT_WRITER_H_
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +44,9 @@ struct WriteOptions {
   /// Replace an existing output folder instead of refusing.
   bool force = false;
   SaveOptions save;
+  /// Called as external data is written, with the bytes written so far over
+  /// all model files and their total; may be empty.
+  std::function<void(int64_t bytes_written, int64_t total_bytes)> on_progress;
 };
 
 /// Writes `files` into `out_dir`. Fails — leaving the file system as it was —

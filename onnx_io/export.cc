@@ -30,6 +30,9 @@ class ExternalDataWriter {
  public:
   ExternalDataWriter(std::filesystem::path file) : file_(std::move(file)) {}
 
+  /// Tensor bytes written so far, padding excluded.
+  int64_t data_bytes() const { return data_bytes_; }
+
   absl::Status Move(const Model& source, onnx::TensorProto& tensor) {
     absl::StatusOr<std::string> bytes = ReadTensorBytes(source, tensor);
     if (!bytes.ok()) return bytes.status();
@@ -65,6 +68,7 @@ class ExternalDataWriter {
     add("offset", absl::StrCat(offset_));
     add("length", absl::StrCat(bytes->size()));
     offset_ += static_cast<int64_t>(bytes->size());
+    data_bytes_ += static_cast<int64_t>(bytes->size());
     return absl::OkStatus();
   }
 
@@ -79,6 +83,7 @@ class ExternalDataWriter {
   std::filesystem::path file_;
   std::ofstream stream_;
   int64_t offset_ = 0;
+  int64_t data_bytes_ = 0;
 };
 
 // Size of a tensor's data as stored in the proto (0 when external).
@@ -89,17 +94,37 @@ int64_t InlineBytes(const onnx::TensorProto& t) {
          8LL * t.uint64_data_size();
 }
 
+// Whether SaveModel moves the initializer into `<file>.data`.
+bool GoesExternal(const onnx::TensorProto& t, const SaveOptions& options) {
+  return IsExternal(t) || (t.data_type() != onnx::TensorProto::STRING &&
+                           InlineBytes(t) >= options.external_threshold_bytes);
+}
+
 }  // namespace
+
+int64_t ExternalDataBytes(const onnx::ModelProto& proto, const Model& source,
+                          const SaveOptions& options) {
+  int64_t total = 0;
+  for (const onnx::TensorProto& t : proto.graph().initializer()) {
+    if (!GoesExternal(t, options)) continue;
+    if (!IsExternal(t)) {
+      total += InlineBytes(t);
+    } else if (auto it = source.external_data.find(t.name()); it != source.external_data.end()) {
+      total += it->second.length;
+    }
+  }
+  return total;
+}
 
 absl::Status SaveModel(const onnx::ModelProto& proto, const Model& source,
                        const std::filesystem::path& path, const SaveOptions& options) {
   onnx::ModelProto out = proto;
   ExternalDataWriter writer(std::filesystem::path(path.string() + ".data"));
+  const int64_t total_bytes = options.on_progress ? ExternalDataBytes(proto, source, options) : 0;
   for (onnx::TensorProto& t : *out.mutable_graph()->mutable_initializer()) {
-    bool to_external = IsExternal(t) || (t.data_type() != onnx::TensorProto::STRING &&
-                                         InlineBytes(t) >= options.external_threshold_bytes);
-    if (!to_external) continue;
+    if (!GoesExternal(t, options)) continue;
     if (absl::Status s = writer.Move(source, t); !s.ok()) return s;
+    if (options.on_progress) options.on_progress(writer.data_bytes(), total_bytes);
   }
   if (absl::Status s = writer.Close(); !s.ok()) return s;
   size_t size = out.ByteSizeLong();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,7 +26,16 @@ struct SaveOptions {
   /// Initializers at least this large are written to `<file>.data` instead of
   /// into the protobuf.
   int64_t external_threshold_bytes = 1 << 20;
+  /// Called after each tensor streamed into `<file>.data` with the bytes
+  /// written so far and ExternalDataBytes(); may be empty. For progress bars:
+  /// tens of GB of weights take minutes.
+  std::function<void(int64_t bytes_written, int64_t total_bytes)> on_progress;
 };
+
+/// The bytes SaveModel will stream into `<file>.data` for `proto` (tensor data
+/// only, without alignment padding).
+int64_t ExternalDataBytes(const onnx::ModelProto& proto, const Model& source,
+                          const SaveOptions& options);
 
 /// Writes `proto` to `path`. Initializers whose bytes are external in `source`
 /// (or above the threshold) are streamed one at a time into `<path>.data` and

@@ -37,6 +37,29 @@ class FileDescriptor {
 
 std::string ErrnoText() { return std::strerror(errno); }
 
+// A file stream that tells a progress callback how far the parser has read.
+// Protobuf pulls buffers through Next(); BackUp() returns what it did not use,
+// so ByteCount() is exact.
+class ProgressInputStream : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  ProgressInputStream(int fd, int64_t file_bytes, const LoadOptions& options)
+      : raw_(fd), file_bytes_(file_bytes), on_progress_(options.on_progress) {}
+
+  bool Next(const void** data, int* size) override {
+    const bool more = raw_.Next(data, size);
+    if (on_progress_) on_progress_(raw_.ByteCount(), file_bytes_);
+    return more;
+  }
+  void BackUp(int count) override { raw_.BackUp(count); }
+  bool Skip(int count) override { return raw_.Skip(count); }
+  int64_t ByteCount() const override { return raw_.ByteCount(); }
+
+ private:
+  google::protobuf::io::FileInputStream raw_;
+  int64_t file_bytes_;
+  const std::function<void(int64_t, int64_t)>& on_progress_;
+};
+
 // Resolves one initializer's external_data entries against the model folder
 // and checks that the range lies inside the file.
 absl::StatusOr<ExternalDataRef> ResolveExternal(const onnx::TensorProto& tensor,
@@ -139,7 +162,7 @@ absl::StatusOr<int64_t> TensorNumElements(const onnx::TensorProto& tensor) {
   return n;
 }
 
-absl::StatusOr<Model> LoadModel(const fs::path& path) {
+absl::StatusOr<Model> LoadModel(const fs::path& path, const LoadOptions& options) {
   const std::string shown = path.string();
   std::error_code ec;
   fs::file_status status = fs::status(path, ec);
@@ -171,7 +194,7 @@ absl::StatusOr<Model> LoadModel(const fs::path& path) {
   Model model;
   model.path = fs::absolute(path);
   {
-    google::protobuf::io::FileInputStream raw(fd.get());
+    ProgressInputStream raw(fd.get(), st.st_size, options);
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
     if (!model.proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,11 +38,18 @@ struct Model {
   std::filesystem::path directory() const { return path.parent_path(); }
 };
 
+struct LoadOptions {
+  /// Called now and then while the file is parsed with the bytes read so far
+  /// and the file's size; may be empty. For progress bars: a 2 GiB protobuf
+  /// takes seconds.
+  std::function<void(int64_t bytes_read, int64_t file_bytes)> on_progress;
+};
+
 /// Reads and parses an ONNX model file and indexes (but does not read) its
 /// external data. Fails with one clear message for a missing, empty,
 /// unparsable or truncated file, a protobuf that is not a model, and external
 /// data that is missing or out of range.
-absl::StatusOr<Model> LoadModel(const std::filesystem::path& path);
+absl::StatusOr<Model> LoadModel(const std::filesystem::path& path, const LoadOptions& options = {});
 
 /// Builds a Model from a proto in memory (external locations resolve against
 /// `directory`).

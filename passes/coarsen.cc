@@ -54,7 +54,8 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
                                    const CoarsenOptions& options) {
   const uint32_t n = g.num_units();
   int64_t max_memory = 0;
-  for (const costmodel::ClusterDevice& d : cluster.devices) max_memory = std::max(max_memory, d.memory_bytes);
+  for (const costmodel::ClusterDevice& d : cluster.devices)
+    max_memory = std::max(max_memory, d.memory_bytes);
   double total = 0;
   double largest = 0;
   for (uint32_t u = 0; u < n; ++u) {
@@ -79,19 +80,28 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
   auto fits = [&](uint32_t a, uint32_t b) {
     return group[groups.Find(a)].memory_bytes + group[groups.Find(b)].memory_bytes <= max_memory;
   };
+  // Progress every few thousand nodes: a callback per node would cost more
+  // than the rule it reports on.
+  const int64_t total_work = 3 * static_cast<int64_t>(n);
+  auto progress = [&](int64_t done) {
+    if (options.on_progress && (done % 4096 == 0 || done == total_work))
+      options.on_progress(done, total_work);
+  };
   auto src_of = [](const costmodel::CostGraph& graph, uint32_t e) { return graph.edge_src(e); };
   auto dst_of = [](const costmodel::CostGraph& graph, uint32_t e) { return graph.edge_dst(e); };
 
   // 1. Negligible nodes join their only successor (reverse order, so whole
   //    shape-computation chains fold into the node that uses them).
   for (uint32_t u = n; u-- > 0;) {
+    progress(n - u);
     const auto outputs = static_cast<int64_t>(std::max<size_t>(1, g.outputs(u).size()));
     bool tiny_outputs = g.output_bytes(u) <= options.negligible_output_bytes * outputs;
     bool negligible = g.unit_param_bytes(u) == 0 && (tiny_outputs || g.compute_us(u, 0) == 0);
     if (!negligible) continue;
     if (g.out_edges(u).empty()) {
       // Isolated zero-cost nodes (Constant weights have no tensor edges).
-      if (g.in_edges(u).empty() && g.compute_us(u, 0) == 0 && n > 1) merge(u, groups.Find(u + 1 < n ? u + 1 : u - 1));
+      if (g.in_edges(u).empty() && g.compute_us(u, 0) == 0 && n > 1)
+        merge(u, groups.Find(u + 1 < n ? u + 1 : u - 1));
       continue;
     }
     uint32_t successor = OnlyNeighbourGroup(g, groups, g.out_edges(u), dst_of);
@@ -99,6 +109,7 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
   }
   // 2. A node whose predecessors are all in one group joins it, under the cap.
   for (uint32_t u = 0; u < n; ++u) {
+    progress(int64_t{n} + u + 1);
     if (g.in_edges(u).empty()) continue;
     uint32_t predecessor = OnlyNeighbourGroup(g, groups, g.in_edges(u), src_of);
     uint32_t own = groups.Find(u);
@@ -159,9 +170,16 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
   for (uint32_t u = 0; u < n; ++u) members[out.unit_of_node[u]].push_back(u);
   costmodel::CostGraph::Builder builder(g.num_device_kinds());
   for (uint32_t p = 0; p < g.num_params(); ++p) builder.AddParameter(g.param_bytes(p));
+  int64_t nodes_built = 0;
   for (uint32_t unit = 0; unit < m; ++unit) {
     costmodel::CostGraph::UnitSpec spec;
     const std::vector<uint32_t>& nodes = members[unit];
+    // Reported per unit: a node count that passes a multiple of the stride
+    // inside a unit still shows, at the unit's end.
+    const int64_t before = nodes_built;
+    nodes_built += static_cast<int64_t>(nodes.size());
+    if (options.on_progress && (nodes_built / 4096 != before / 4096 || unit + 1 == m))
+      options.on_progress(2 * int64_t{n} + nodes_built, total_work);
     spec.name = g.name(nodes.front());
     spec.op = g.op(nodes.front());
     if (nodes.size() > 1) absl::StrAppend(&spec.name, " +", nodes.size() - 1);
@@ -169,7 +187,8 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
     for (uint32_t u : nodes) {
       for (int k = 0; k < g.num_device_kinds(); ++k) spec.compute_us[k] += g.compute_us(u, k);
       for (uint32_t p : g.params(u)) {
-        if (std::find(spec.params.begin(), spec.params.end(), p) == spec.params.end()) spec.params.push_back(p);
+        if (std::find(spec.params.begin(), spec.params.end(), p) == spec.params.end())
+          spec.params.push_back(p);
       }
       // Members run one after another: the workspace is the largest member's
       // workspace plus its outputs that stay inside the unit.

@@ -17,6 +17,7 @@
 #define AUTOPAR_PASSES_COARSEN_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,9 @@ struct CoarsenOptions {
   /// Outputs up to this size, on a node without weights, mark a shape
   /// computation (rule 1).
   int64_t negligible_output_bytes = 1024;
+  /// Called now and then with the work done and its total (three passes over
+  /// the nodes: rules 1 and 2, then building the units); may be empty.
+  std::function<void(int64_t done, int64_t total)> on_progress;
 };
 
 struct Coarsening {

@@ -379,13 +379,15 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   absl::StatusOr<ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  ProgressReporter progress(search->quiet);
+  AttachProgress(progress, *request);
   absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
+  progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
   const std::vector<std::string> algorithms =
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));
 
-  ProgressReporter progress(search->quiet);
-  search->options.on_progress = progress.Callback();
+  search->options.on_progress = progress.Callback(search->options.time_budget_s);
   const std::vector<Row> rows = RunAll(*problem, algorithms, search->options);
   progress.Finish();
   if (format == "json") {

@@ -34,6 +34,10 @@ commands:
   place MODEL.onnx    search a device placement and report its simulated step
   compare MODEL.onnx  run several placement algorithms and compare their plans
 
+For scripts: --json prints one JSON summary on stdout, --dot FILE writes the
+placed graph as GraphViz, --quiet turns off the progress bars (drawn only when
+stderr is a terminal).
+
 Run `onnx-autopar COMMAND --help` for a command's flags and examples.
 Exit codes: 0 ok, 1 usage error, 2 unusable input, 3 infeasible, 4 internal error.
 )";

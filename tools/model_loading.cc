@@ -44,8 +44,9 @@ absl::StatusOr<passes::ShapeOptions> ShapeOptionsFromArgs(const ParsedArgs& args
 }
 
 absl::StatusOr<LoadedModel> LoadAndAnalyze(const std::string& path,
-                                           const passes::ShapeOptions& options) {
-  absl::StatusOr<onnx_io::Model> model = onnx_io::LoadModel(path);
+                                           const passes::ShapeOptions& options,
+                                           const onnx_io::LoadOptions& load) {
+  absl::StatusOr<onnx_io::Model> model = onnx_io::LoadModel(path, load);
   if (!model.ok()) return model.status();
   if (absl::Status s = onnx_io::CheckModel(model->proto, model->directory()); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("'", path, "': ", s.message()));

@@ -25,9 +25,10 @@ std::vector<FlagSpec> ShapeFlagSpecs();
 /// Maps --dim NAME=VALUE and --input-shape NAME=D0,D1,... onto ShapeOptions.
 absl::StatusOr<passes::ShapeOptions> ShapeOptionsFromArgs(const ParsedArgs& args);
 
-/// Load → check → IR → shapes.
+/// Load → check → IR → shapes. `load` carries the loading progress callback.
 absl::StatusOr<LoadedModel> LoadAndAnalyze(const std::string& path,
-                                           const passes::ShapeOptions& options);
+                                           const passes::ShapeOptions& options,
+                                           const onnx_io::LoadOptions& load = {});
 
 }  // namespace autopar::tools
 

@@ -1,12 +1,14 @@
 #include "tools/place_command.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/cli_output.h"
 #include "tools/cluster_flags.h"
+#include "tools/dot_export.h"
 #include "tools/exit_codes.h"
 #include "tools/mode_flags.h"
 #include "tools/problem_flags.h"
@@ -22,7 +24,8 @@ constexpr char kUsage[] =
                           [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
                           [--threads N] [--quiet] [--mode inference|training]
                           [--optimizer adam|sgd|momentum]
-                          [--format text|json] [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+                          [--format text|json] [--dot FILE]
+                          [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
        onnx-autopar place --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
 Searches a device placement and reports the simulated step: per-device load
@@ -38,6 +41,12 @@ update per unit, and per device the weights with their gradients and optimizer
 state (--optimizer, default adam) and the activations kept for the backward
 pass.
 
+--dot FILE also writes the placed (coarsened) graph as GraphViz: units
+coloured by device, edges that cross devices bold with their bytes.
+
+Progress bars (loading, coarsening, TGA's generations) show only when stderr
+is a terminal; --quiet turns them off.
+
 Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
 cost graph for the "devices" block it contains.
 
@@ -45,6 +54,7 @@ examples:
   onnx-autopar place resnet50.onnx --devices 4 --device V100
   onnx-autopar place bert.onnx --cluster 2x4xA100-nvlink-pcie --format json
   onnx-autopar place resnet50.onnx --devices 2 --device T4 --mode training
+  onnx-autopar place resnet50.onnx --devices 4 --dot plan.dot
   onnx-autopar place --costgraph graph.json --devices 8 --memory-per-device 16GiB
 )";
 
@@ -123,6 +133,7 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
   specs.push_back({"format", true});
+  specs.push_back({"dot", true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -133,18 +144,29 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   const std::string format = parsed->Get("format").value_or("text");
   if (format != "text" && format != "json")
     return UsageError("--format must be text or json", kUsage);
+  if (std::optional<std::string> dot = parsed->Get("dot")) {
+    if (absl::Status s = CheckParentFolder(*dot); !s.ok()) return ReportError(s);
+  }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
   absl::StatusOr<ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
-  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
-  if (!problem.ok()) return ReportError(problem.status());
   ProgressReporter progress(search->quiet);
-  search->options.on_progress = progress.Callback();
+  AttachProgress(progress, *request);
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
+  progress.Finish();
+  if (!problem.ok()) return ReportError(problem.status());
+  search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
+  if (std::optional<std::string> dot_path = parsed->Get("dot")) {
+    absl::StatusOr<std::string> dot =
+        PlacementToDot(problem->units(), plan->placement.device, DeviceNames(problem->cluster));
+    if (!dot.ok()) return ReportError(dot.status());
+    if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
+  }
   if (format == "json") {
     std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());
   } else {

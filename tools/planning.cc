@@ -7,16 +7,14 @@
 
 namespace autopar::tools {
 
-absl::StatusOr<PlanningProblem> PrepareModel(const std::string& path,
-                                             const passes::ShapeOptions& shapes,
-                                             costmodel::Cluster cluster,
-                                             const costmodel::CostOptions& costs,
-                                             const passes::CoarsenOptions& coarsen,
-                                             const costmodel::StepOptions& step) {
+absl::StatusOr<PlanningProblem> PrepareModel(
+    const std::string& path, const passes::ShapeOptions& shapes, costmodel::Cluster cluster,
+    const costmodel::CostOptions& costs, const passes::CoarsenOptions& coarsen,
+    const costmodel::StepOptions& step, const onnx_io::LoadOptions& load) {
   PlanningProblem problem;
   problem.cluster = std::move(cluster);
   problem.step = step;
-  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes);
+  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes, load);
   if (!loaded.ok()) return loaded.status();
   problem.model = *std::move(loaded);
   absl::StatusOr<passes::AnnotatedGraph> nodes =

@@ -44,12 +44,10 @@ struct PlanningProblem {
 /// `step` says whether the units cost an inference or a training step
 /// (passes/annotate_costs.h, Note [Training step]); tools/mode_flags.h reads
 /// it from --mode and --optimizer.
-absl::StatusOr<PlanningProblem> PrepareModel(const std::string& path,
-                                             const passes::ShapeOptions& shapes,
-                                             costmodel::Cluster cluster,
-                                             const costmodel::CostOptions& costs = {},
-                                             const passes::CoarsenOptions& coarsen = {},
-                                             const costmodel::StepOptions& step = {});
+absl::StatusOr<PlanningProblem> PrepareModel(
+    const std::string& path, const passes::ShapeOptions& shapes, costmodel::Cluster cluster,
+    const costmodel::CostOptions& costs = {}, const passes::CoarsenOptions& coarsen = {},
+    const costmodel::StepOptions& step = {}, const onnx_io::LoadOptions& load = {});
 
 /// `cluster` overrides the file's "devices" block; one of the two must exist.
 absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,

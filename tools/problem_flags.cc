@@ -41,6 +41,11 @@ absl::StatusOr<ProblemRequest> ProblemRequestFromArgs(const ParsedArgs& args,
   return request;
 }
 
+void AttachProgress(ProgressReporter& progress, ProblemRequest& request) {
+  request.load.on_progress = progress.Task("loading model", ProgressUnit::kBytes);
+  request.coarsen.on_progress = progress.Task("coarsening", ProgressUnit::kCount);
+}
+
 absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
   const bool from_cost_graph = request.cost_graph_path.has_value();
   // A cost graph may carry its own cluster; a model gets the default one.
@@ -48,8 +53,8 @@ absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
       ClusterFromArgs(request.args, !from_cost_graph);
   if (!cluster.ok()) return cluster.status();
   if (from_cost_graph) return PrepareCostGraph(*request.cost_graph_path, *std::move(cluster));
-  return PrepareModel(request.model_path, request.shapes, **std::move(cluster), {}, {},
-                      request.step);
+  return PrepareModel(request.model_path, request.shapes, **std::move(cluster), {}, request.coarsen,
+                      request.step, request.load);
 }
 
 }  // namespace autopar::tools

@@ -17,6 +17,7 @@
 #include "passes/infer_shapes.h"
 #include "tools/args.h"
 #include "tools/planning.h"
+#include "tools/progress_reporter.h"
 
 namespace autopar::tools {
 
@@ -30,6 +31,10 @@ struct ProblemRequest {
   std::optional<std::string> cost_graph_path;
   passes::ShapeOptions shapes;
   costmodel::StepOptions step;
+  /// Progress callbacks for loading and coarsening a model (the command
+  /// sets them from its ProgressReporter; empty by default).
+  onnx_io::LoadOptions load;
+  passes::CoarsenOptions coarsen;
   ParsedArgs args;  // for the cluster flags, read in PrepareProblem
 };
 
@@ -37,6 +42,9 @@ struct ProblemRequest {
 /// model, or none with --costgraph). Failures are usage errors.
 absl::StatusOr<ProblemRequest> ProblemRequestFromArgs(const ParsedArgs& args,
                                                       bool accept_cost_graph);
+
+/// Points the request's loading and coarsening callbacks at `progress`.
+void AttachProgress(ProgressReporter& progress, ProblemRequest& request);
 
 /// Reads the cluster and the model (PrepareModel) or cost graph
 /// (PrepareCostGraph). Failures are about the files.

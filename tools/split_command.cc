@@ -13,6 +13,7 @@
 #include "passes/partition.h"
 #include "passes/validate_deployment.h"
 #include "tools/cli_output.h"
+#include "tools/dot_export.h"
 #include "tools/exit_codes.h"
 #include "tools/placement_file.h"
 #include "tools/plan_json.h"
@@ -22,6 +23,7 @@
 #include "tools/report_html.h"
 #include "tools/search_flags.h"
 #include "tools/sha256.h"
+#include "tools/split_summary_json.h"
 
 namespace autopar::tools {
 namespace {
@@ -33,6 +35,7 @@ constexpr char kUsage[] =
                     [--threads N] [--microbatches M] [--timings]
                     [--mode inference|training] [--optimizer adam|sgd|momentum]
                     [--placement FILE] [--stages] [--no-report] [--force] [--quiet]
+                    [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
 
 Splits the model across devices: searches a placement (SGP unless --algo says
@@ -46,6 +49,13 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        that stock runtimes run (tools/runner runs these)
   --no-report          do not write report.html (the simulated step's
                        timeline, device load and memory, cut edges)
+  --json               print one JSON summary object on stdout (out_dir,
+                       algorithm, step time, memory per device, files...)
+                       instead of the human summary
+  --dot FILE           also write the placed graph as GraphViz: units
+                       coloured by device, cut edges bold with their bytes
+                       (`dot -Tsvg FILE -o plan.svg` draws it)
+  --quiet              no progress bars (they show only on a terminal)
   --placement FILE     use this placement instead of searching: a plan.json
                        (its node_to_device) or a JSON object node -> device
   --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
@@ -66,12 +76,16 @@ examples:
   onnx-autopar resnet50.onnx -o out --devices 4 --stages
   onnx-autopar bert.onnx -o out --cluster 2x4xA100-nvlink-pcie --microbatches 4
   onnx-autopar model.onnx -o out2 --placement out/plan.json --force
+  onnx-autopar model.onnx -o out --json --dot out.dot
 )";
 
 /// The placement the deployment is made from, node by node.
 struct NodePlacement {
   std::string algorithm;
   costmodel::Placement nodes;
+  /// The searched placement of the coarsened graph's units (for --dot);
+  /// absent for a given placement.
+  std::optional<costmodel::Placement> units;
   double search_time_ms = 0;
   /// The search's progress per generation (TGA), for the report.
   std::vector<search::Progress> progress;
@@ -90,6 +104,7 @@ absl::StatusOr<NodePlacement> ChoosePlacement(const PlanningProblem& problem,
   if (!plan.ok()) return plan.status();
   return NodePlacement{.algorithm = plan->algorithm,
                        .nodes = passes::ExpandPlacement(*problem.coarsening, plan->placement),
+                       .units = plan->placement,
                        .search_time_ms = plan->search_time_ms,
                        .progress = std::move(plan->progress)};
 }
@@ -143,8 +158,8 @@ std::string Summary(const std::string& out_dir, const PlanningProblem& problem,
 int RunSplitCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
-  for (const char* name : {"output", "placement"}) specs.push_back({name, true});
-  for (const char* name : {"stages", "no-report", "timings", "force", "help"})
+  for (const char* name : {"output", "placement", "dot"}) specs.push_back({name, true});
+  for (const char* name : {"stages", "no-report", "timings", "force", "json", "help"})
     specs.push_back({name, false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -162,16 +177,21 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     return ReportError(absl::AlreadyExistsError(absl::StrCat(
         "the output folder '", *out_dir, "' already exists (use --force to replace it)")));
   }
+  if (std::optional<std::string> dot = parsed->Get("dot")) {
+    if (absl::Status s = CheckParentFolder(*dot); !s.ok()) return ReportError(s);
+  }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
   absl::StatusOr<ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/false);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
   const std::string& model_path = request->model_path;
-  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
-  if (!problem.ok()) return ReportError(problem.status());
   ProgressReporter progress(search->quiet);
-  search->options.on_progress = progress.Callback();
+  AttachProgress(progress, *request);
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
+  progress.Finish();
+  if (!problem.ok()) return ReportError(problem.status());
+  search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
   progress.Finish();
   if (!placement.ok()) return ReportError(placement.status());
@@ -246,10 +266,28 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                                                      .transfers = deployment->transfers,
                                                      .convergence = placement->progress});
   }
-  if (absl::Status written =
-          onnx_io::WriteDeployment(*out_dir, problem->model->model, files, {.force = force});
-      !written.ok()) {
-    return ReportError(written);
+  absl::Status written = onnx_io::WriteDeployment(
+      *out_dir, problem->model->model, files,
+      {.force = force, .on_progress = progress.Task("writing weights", ProgressUnit::kBytes)});
+  progress.Finish();
+  if (!written.ok()) return ReportError(written);
+  if (std::optional<std::string> dot_path = parsed->Get("dot")) {
+    // The graph the search placed; a given placement is drawn node by node.
+    absl::StatusOr<std::string> dot =
+        placement->units
+            ? PlacementToDot(problem->units(), placement->units->device,
+                             DeviceNames(problem->cluster))
+            : PlacementToDot(nodes, placement->nodes.device, DeviceNames(problem->cluster));
+    if (!dot.ok()) return ReportError(dot.status());
+    if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
+  }
+  if (parsed->Has("json")) {
+    absl::StatusOr<std::vector<std::string>> listed = ListFiles(*out_dir);
+    if (!listed.ok()) return ReportError(listed.status());
+    PlanRecord timed = record;
+    timed.search_time_ms = placement->search_time_ms;
+    std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
+    return kExitOk;
   }
   std::fputs(Summary(*out_dir, *problem, *placement, *deployment, sim, lower_bound_us,
                      single_device_us, report)

@@ -16,7 +16,8 @@ bool SplitNumber(const std::string& text, double& number, std::string& unit) {
   char* end = nullptr;
   number = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(number)) return false;
-  unit = absl::AsciiStrToLower(std::string(end));
+  // "16 GiB" as well as "16GiB" (a quoted argument may hold the space).
+  unit = absl::AsciiStrToLower(absl::StripAsciiWhitespace(end));
   return true;
 }
 
@@ -26,7 +27,8 @@ absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
   double number = 0;
   std::string unit;
   if (!SplitNumber(text, number, unit)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a size (e.g. 16GiB, 512MB)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a size (e.g. 16GiB, 512MB)"));
   }
   double scale = 0;
   if (unit.empty() || unit == "b") scale = 1;
@@ -40,7 +42,8 @@ absl::StatusOr<int64_t> ParseByteSize(const std::string& text) {
   if (unit == "tib") scale = 1024.0 * 1024 * 1024 * 1024;
   const double bytes = number * scale;
   if (scale == 0 || bytes < 1 || bytes > 9.2e18) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a positive size (e.g. 16GiB, 512MB)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a positive size (e.g. 16GiB, 512MB)"));
   }
   return static_cast<int64_t>(bytes);
 }
@@ -49,7 +52,8 @@ absl::StatusOr<double> ParseDurationSeconds(const std::string& text) {
   double number = 0;
   std::string unit;
   if (!SplitNumber(text, number, unit)) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a duration (e.g. 10s, 2m)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a duration (e.g. 10s, 2m)"));
   }
   double scale = 0;
   if (unit.empty() || unit == "s") scale = 1;
@@ -57,7 +61,8 @@ absl::StatusOr<double> ParseDurationSeconds(const std::string& text) {
   if (unit == "m" || unit == "min") scale = 60;
   if (unit == "h") scale = 3600;
   if (scale == 0 || number < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a duration (e.g. 10s, 2m)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a duration (e.g. 10s, 2m)"));
   }
   return number * scale;
 }

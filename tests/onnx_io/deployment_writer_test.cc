@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -89,6 +90,19 @@ TEST(DeploymentWriterTest, LargeWeightsGoToExternalData) {
   EXPECT_TRUE(IsExternal(w));
   EXPECT_EQ(*ReadTensorBytes(*device, w),
             *ReadTensorBytes(model, model.proto.graph().initializer(0)));
+}
+
+TEST(DeploymentWriterTest, ReportsExternalBytesOverAllFiles) {
+  TempDir dir;
+  const Model model = MakeModel();
+  WriteOptions options;
+  options.save.external_threshold_bytes = 16;
+  std::vector<std::pair<int64_t, int64_t>> reports;
+  options.on_progress = [&](int64_t done, int64_t total) { reports.emplace_back(done, total); };
+  ASSERT_TRUE(WriteDeployment(dir / "out", model, FilesOf(model, "{}"), options).ok());
+  // w (2x3 floats, 24 bytes) once into each of the two model files.
+  EXPECT_EQ(ExternalDataBytes(model.proto, model, options.save), 24);
+  EXPECT_EQ(reports, (std::vector<std::pair<int64_t, int64_t>>{{24, 48}, {48, 48}}));
 }
 
 TEST(DeploymentWriterTest, AnExistingFolderIsRefusedWithoutForce) {

@@ -5,6 +5,8 @@
 
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,6 +65,21 @@ TEST(LoadModelTest, LoadsAValidModel) {
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->proto.graph().node_size(), 1);
   EXPECT_EQ(model->directory(), dir.path());
+}
+
+TEST(LoadModelTest, ReportsTheBytesParsed) {
+  TempDir dir;
+  absl::StatusOr<onnx::ModelProto> proto = ParseModelText(kTinyModel);
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  const std::string bytes = Serialized(*proto);
+  std::vector<std::pair<int64_t, int64_t>> reports;
+  LoadOptions options;
+  options.on_progress = [&](int64_t done, int64_t total) { reports.emplace_back(done, total); };
+  ASSERT_TRUE(LoadModel(dir.Write("m.onnx", bytes), options).ok());
+  ASSERT_FALSE(reports.empty());
+  const auto size = static_cast<int64_t>(bytes.size());
+  EXPECT_EQ(reports.back(), std::make_pair(size, size));
+  for (size_t i = 1; i < reports.size(); ++i) EXPECT_LE(reports[i - 1].first, reports[i].first);
 }
 
 TEST(LoadModelTest, MissingFile) {

@@ -2,6 +2,8 @@
 
 #include <random>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -29,12 +31,14 @@ costmodel::CostGraph Build(const std::vector<NodeSpec>& nodes) {
   costmodel::CostGraph::Builder b(1);
   std::vector<uint32_t> tensor_of(nodes.size());
   for (uint32_t u = 0; u < nodes.size(); ++u) {
-    costmodel::CostGraph::UnitSpec unit{.name = "n" + std::to_string(u), .op = "Op",
-                                        .compute_us = {nodes[u].compute_us}};
+    costmodel::CostGraph::UnitSpec unit{
+        .name = "n" + std::to_string(u), .op = "Op", .compute_us = {nodes[u].compute_us}};
     if (nodes[u].param_bytes > 0) unit.params.push_back(b.AddParameter(nodes[u].param_bytes));
     b.AddUnit(std::move(unit));
-    tensor_of[u] = b.AddTensor({.name = "t" + std::to_string(u), .producer = u,
-                                .bytes = nodes[u].out_bytes, .is_graph_output = u + 1 == nodes.size()});
+    tensor_of[u] = b.AddTensor({.name = "t" + std::to_string(u),
+                                .producer = u,
+                                .bytes = nodes[u].out_bytes,
+                                .is_graph_output = u + 1 == nodes.size()});
     for (uint32_t in : nodes[u].inputs) b.AddUse(tensor_of[in], u);
   }
   absl::StatusOr<costmodel::CostGraph> g = std::move(b).Build();
@@ -61,7 +65,8 @@ void ExpectValid(const costmodel::CostGraph& nodes, const Coarsening& c) {
 
 TEST(CoarsenTest, ChainMergesUpToTheCap) {
   std::vector<NodeSpec> chain;
-  for (uint32_t u = 0; u < 10; ++u) chain.push_back({10, u == 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{u - 1}});
+  for (uint32_t u = 0; u < 10; ++u)
+    chain.push_back({10, u == 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{u - 1}});
   costmodel::CostGraph g = Build(chain);
   absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.target_units = 5});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -71,9 +76,27 @@ TEST(CoarsenTest, ChainMergesUpToTheCap) {
   for (uint32_t u = 0; u < 5; ++u) EXPECT_DOUBLE_EQ(c->graph.compute_us(u, 0), 20);
 }
 
+TEST(CoarsenTest, ReportsProgressUpToItsTotal) {
+  std::vector<NodeSpec> chain;
+  for (uint32_t u = 0; u < 10000; ++u)
+    chain.push_back({1, u == 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{u - 1}});
+  costmodel::CostGraph g = Build(chain);
+  std::vector<std::pair<int64_t, int64_t>> reports;
+  CoarsenOptions options{.target_units = 16};
+  options.on_progress = [&](int64_t done, int64_t total) { reports.emplace_back(done, total); };
+  ASSERT_TRUE(Coarsen(g, TestCluster(), options).ok());
+  // Three passes over 10,000 nodes, reported every 4,096 and at the end.
+  ASSERT_GE(reports.size(), 7u);
+  EXPECT_LE(reports.size(), 12u);
+  for (size_t i = 0; i < reports.size(); ++i) EXPECT_EQ(reports[i].second, 30000);
+  for (size_t i = 1; i < reports.size(); ++i) EXPECT_LT(reports[i - 1].first, reports[i].first);
+  EXPECT_EQ(reports.back().first, 30000);
+}
+
 TEST(CoarsenTest, DiamondFoldsIntoOneUnit) {
   // x → mean → sub(x, mean) → pow → mean2 → sqrt → div(sub, sqrt): a LayerNorm.
-  costmodel::CostGraph g = Build({{5, {}}, {1, {0}}, {1, {0, 1}}, {1, {2}}, {1, {3}}, {1, {4}}, {1, {2, 5}}});
+  costmodel::CostGraph g =
+      Build({{5, {}}, {1, {0}}, {1, {0, 1}}, {1, {2}}, {1, {3}}, {1, {4}}, {1, {2, 5}}});
   absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.target_units = 1});
   ASSERT_TRUE(c.ok());
   ExpectValid(g, *c);
@@ -117,7 +140,9 @@ TEST(CoarsenTest, RandomGraphsStayAcyclicWithEveryNodeOnce) {
     std::vector<NodeSpec> nodes;
     const uint32_t n = 20 + static_cast<uint32_t>(rng() % 200);
     for (uint32_t u = 0; u < n; ++u) {
-      NodeSpec spec{static_cast<double>(1 + rng() % 50), {}, static_cast<int64_t>(8 + rng() % 100000),
+      NodeSpec spec{static_cast<double>(1 + rng() % 50),
+                    {},
+                    static_cast<int64_t>(8 + rng() % 100000),
                     static_cast<int64_t>(rng() % 3 == 0 ? rng() % 1000000 : 0)};
       const uint32_t fan_in = u == 0 ? 0 : 1 + static_cast<uint32_t>(rng() % 3);
       for (uint32_t k = 0; k < fan_in; ++k) spec.inputs.push_back(static_cast<uint32_t>(rng() % u));
@@ -130,9 +155,11 @@ TEST(CoarsenTest, RandomGraphsStayAcyclicWithEveryNodeOnce) {
     EXPECT_LE(c->graph.num_units(), g.num_units());
 
     costmodel::Placement units;
-    for (uint32_t u = 0; u < c->graph.num_units(); ++u) units.device.push_back(static_cast<int32_t>(u % 2));
+    for (uint32_t u = 0; u < c->graph.num_units(); ++u)
+      units.device.push_back(static_cast<int32_t>(u % 2));
     costmodel::Placement expanded = ExpandPlacement(*c, units);
-    for (uint32_t u = 0; u < g.num_units(); ++u) EXPECT_EQ(expanded.device[u], units.device[c->unit_of_node[u]]);
+    for (uint32_t u = 0; u < g.num_units(); ++u)
+      EXPECT_EQ(expanded.device[u], units.device[c->unit_of_node[u]]);
   }
 }
 
