@@ -29,12 +29,14 @@ costmodel::CostGraph Build(const std::vector<NodeSpec>& nodes) {
   costmodel::CostGraph::Builder b(1);
   std::vector<uint32_t> tensor_of(nodes.size());
   for (uint32_t u = 0; u < nodes.size(); ++u) {
-    costmodel::CostGraph::UnitSpec unit{.name = "n" + std::to_string(u), .op = "Op",
-                                        .compute_us = {nodes[u].compute_us}};
+    costmodel::CostGraph::UnitSpec unit{
+        .name = "n" + std::to_string(u), .op = "Op", .compute_us = {nodes[u].compute_us}};
     if (nodes[u].param_bytes > 0) unit.params.push_back(b.AddParameter(nodes[u].param_bytes));
     b.AddUnit(std::move(unit));
-    tensor_of[u] = b.AddTensor({.name = "t" + std::to_string(u), .producer = u,
-                                .bytes = nodes[u].out_bytes, .is_graph_output = u + 1 == nodes.size()});
+    tensor_of[u] = b.AddTensor({.name = "t" + std::to_string(u),
+                                .producer = u,
+                                .bytes = nodes[u].out_bytes,
+                                .is_graph_output = u + 1 == nodes.size()});
     for (uint32_t in : nodes[u].inputs) b.AddUse(tensor_of[in], u);
   }
   absl::StatusOr<costmodel::CostGraph> g = std::move(b).Build();
@@ -61,7 +63,8 @@ void ExpectValid(const costmodel::CostGraph& nodes, const Coarsening& c) {
 
 TEST(CoarsenTest, ChainMergesUpToTheCap) {
   std::vector<NodeSpec> chain;
-  for (uint32_t u = 0; u < 10; ++u) chain.push_back({10, u == 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{u - 1}});
+  for (uint32_t u = 0; u < 10; ++u)
+    chain.push_back({10, u == 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{u - 1}});
   costmodel::CostGraph g = Build(chain);
   absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.target_units = 5});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -73,7 +76,8 @@ TEST(CoarsenTest, ChainMergesUpToTheCap) {
 
 TEST(CoarsenTest, DiamondFoldsIntoOneUnit) {
   // x → mean → sub(x, mean) → pow → mean2 → sqrt → div(sub, sqrt): a LayerNorm.
-  costmodel::CostGraph g = Build({{5, {}}, {1, {0}}, {1, {0, 1}}, {1, {2}}, {1, {3}}, {1, {4}}, {1, {2, 5}}});
+  costmodel::CostGraph g =
+      Build({{5, {}}, {1, {0}}, {1, {0, 1}}, {1, {2}}, {1, {3}}, {1, {4}}, {1, {2, 5}}});
   absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.target_units = 1});
   ASSERT_TRUE(c.ok());
   ExpectValid(g, *c);
@@ -101,6 +105,19 @@ TEST(CoarsenTest, ShapeComputationsJoinTheirConsumer) {
   EXPECT_NE(c->unit_of_node[0], c->unit_of_node[1]);
 }
 
+TEST(CoarsenTest, AUnitJoinsItsPredecessorOnlyWhenAllItsMembersInputsComeFromThere) {
+  // n0 → tiny n1 → n3 ← n2 ← n0, n2 the heaviest node. Rule 1 folds n1 into
+  // n3; n1's only input is n0's, but n3 also reads n2, which stays apart
+  // (n0 + n2 is over the cap): {n1, n3} must not join n0, or n0 → n2 → n0.
+  costmodel::CostGraph g =
+      Build({{10, {}, 4096, 64}, {1, {0}, /*out_bytes=*/16}, {50, {0}}, {1, {1, 2}}});
+  absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.target_units = 100});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectValid(g, *c);
+  EXPECT_EQ(c->unit_of_node[1], c->unit_of_node[3]);
+  EXPECT_NE(c->unit_of_node[0], c->unit_of_node[3]);
+}
+
 TEST(CoarsenTest, NoUnitOutgrowsTheLargestDevice) {
   // Two weights of 0.6× a device each: merged they would not fit anywhere.
   const int64_t big = kMemory * 6 / 10;
@@ -117,7 +134,9 @@ TEST(CoarsenTest, RandomGraphsStayAcyclicWithEveryNodeOnce) {
     std::vector<NodeSpec> nodes;
     const uint32_t n = 20 + static_cast<uint32_t>(rng() % 200);
     for (uint32_t u = 0; u < n; ++u) {
-      NodeSpec spec{static_cast<double>(1 + rng() % 50), {}, static_cast<int64_t>(8 + rng() % 100000),
+      NodeSpec spec{static_cast<double>(1 + rng() % 50),
+                    {},
+                    static_cast<int64_t>(8 + rng() % 100000),
                     static_cast<int64_t>(rng() % 3 == 0 ? rng() % 1000000 : 0)};
       const uint32_t fan_in = u == 0 ? 0 : 1 + static_cast<uint32_t>(rng() % 3);
       for (uint32_t k = 0; k < fan_in; ++k) spec.inputs.push_back(static_cast<uint32_t>(rng() % u));
@@ -130,9 +149,11 @@ TEST(CoarsenTest, RandomGraphsStayAcyclicWithEveryNodeOnce) {
     EXPECT_LE(c->graph.num_units(), g.num_units());
 
     costmodel::Placement units;
-    for (uint32_t u = 0; u < c->graph.num_units(); ++u) units.device.push_back(static_cast<int32_t>(u % 2));
+    for (uint32_t u = 0; u < c->graph.num_units(); ++u)
+      units.device.push_back(static_cast<int32_t>(u % 2));
     costmodel::Placement expanded = ExpandPlacement(*c, units);
-    for (uint32_t u = 0; u < g.num_units(); ++u) EXPECT_EQ(expanded.device[u], units.device[c->unit_of_node[u]]);
+    for (uint32_t u = 0; u < g.num_units(); ++u)
+      EXPECT_EQ(expanded.device[u], units.device[c->unit_of_node[u]]);
   }
 }
 
