@@ -23,6 +23,9 @@ namespace {
 // Tensors up to this size keep their bytes in the inference copy: shape
 // tensors, axes and pads are tiny, weights are not.
 constexpr int64_t kMaxCopiedTensorBytes = 64 * 1024;
+// External non-index tensors are read only up to this many elements: enough
+// for Resize's scales and roi (2 x rank).
+constexpr int64_t kMaxReadExternalFloatElements = 16;
 
 // Operators whose output shapes depend on inputs or attributes that changed in
 // opsets newer than ONNX 1.12 knows (18+): an opset-17 schema would infer a
@@ -125,6 +128,13 @@ absl::StatusOr<onnx::ModelProto*> InferenceCopy(const Model& model, const ir::Gr
     if (!elements.ok()) return elements.status();
     int64_t bytes = *elements * ir::DTypeSizeBytes(ir::DTypeFromOnnx(t.data_type()));
     if (bytes > kMaxCopiedTensorBytes || t.data_type() == onnx::TensorProto::STRING) continue;
+    // Reading external data costs a file access per tensor (hundreds of
+    // thousands on a large model); inference needs the contents of index
+    // tensors and of short float vectors (Resize's scales), not of weights.
+    if (IsExternal(t) && !ir::IsIndexType(ir::DTypeFromOnnx(t.data_type())) &&
+        *elements > kMaxReadExternalFloatElements) {
+      continue;
+    }
     absl::StatusOr<std::string> data = ReadTensorBytes(model, t);
     if (!data.ok()) return data.status();
     c->set_raw_data(*std::move(data));
