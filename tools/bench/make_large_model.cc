@@ -40,10 +40,14 @@ constexpr int kSkipEvery = 16;
 
 struct Options {
   std::string path;
+  /// Exactly this many nodes (blocks, then Relu padding).
   int64_t nodes = 1000000;
+  /// The feature size: weights are hidden x hidden floats (256 B at 8).
   int64_t hidden = 8;
+  /// The sequence length; activations are [1, seq, hidden].
   int64_t seq = 4;
   uint64_t seed = 1;
+  /// Weights of at least this many bytes are stored as external data.
   int64_t external_min_bytes = 256;
 };
 
