@@ -193,8 +193,14 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
     return absl::InvalidArgumentError(
         absl::StrCat("not replacing '", out_dir_arg.string(), "': it holds the input model"));
   }
-  for (const auto& [name, ref] : source.external_data) {
-    if (exists && IsWithin(ref.file, out_dir)) {
+  // Once per weights file, not per tensor: IsWithin resolves paths on disk,
+  // and a large model has hundreds of thousands of tensors in one file.
+  std::set<fs::path> weight_files;
+  if (exists) {
+    for (const auto& [name, ref] : source.external_data) weight_files.insert(ref.file);
+  }
+  for (const fs::path& file : weight_files) {
+    if (IsWithin(file, out_dir)) {
       return absl::InvalidArgumentError(absl::StrCat("not replacing '", out_dir_arg.string(),
                                                      "': it holds the input model's weights"));
     }

@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/field_mask.pb.h"
+#include "google/protobuf/util/field_mask_util.h"
 
 namespace autopar::onnx_io {
 
@@ -26,6 +28,40 @@ namespace {
 
 // Appends tensors' bytes to one external-data file and rewrites each
 // TensorProto to point at its range.
+// Every field of a ModelProto but graph.node, as a field mask.
+const google::protobuf::FieldMask& AllButNodes() {
+  static const google::protobuf::FieldMask* mask = [] {
+    auto* m = new google::protobuf::FieldMask;
+    const google::protobuf::Descriptor* model = onnx::ModelProto::descriptor();
+    for (int i = 0; i < model->field_count(); ++i) {
+      if (model->field(i)->name() != "graph") m->add_paths(model->field(i)->name());
+    }
+    const google::protobuf::Descriptor* graph = onnx::GraphProto::descriptor();
+    for (int i = 0; i < graph->field_count(); ++i) {
+      if (graph->field(i)->name() != "node") m->add_paths("graph." + graph->field(i)->name());
+    }
+    return m;
+  }();
+  return *mask;
+}
+
+// Lends `from`'s nodes to `to` for its lifetime, without copying them.
+class BorrowedNodes {
+ public:
+  BorrowedNodes(const onnx::GraphProto& from, onnx::GraphProto& to) : to_(to) {
+    to_.mutable_node()->Reserve(from.node_size());
+    for (const onnx::NodeProto& node : from.node()) {
+      to_.mutable_node()->UnsafeArenaAddAllocated(const_cast<onnx::NodeProto*>(&node));
+    }
+  }
+  BorrowedNodes(const BorrowedNodes&) = delete;
+  BorrowedNodes& operator=(const BorrowedNodes&) = delete;
+  ~BorrowedNodes() { to_.mutable_node()->UnsafeArenaExtractSubrange(0, to_.node_size(), nullptr); }
+
+ private:
+  onnx::GraphProto& to_;
+};
+
 class ExternalDataWriter {
  public:
   ExternalDataWriter(std::filesystem::path file) : file_(std::move(file)) {}
@@ -118,7 +154,15 @@ int64_t ExternalDataBytes(const onnx::ModelProto& proto, const Model& source,
 
 absl::Status SaveModel(const onnx::ModelProto& proto, const Model& source,
                        const std::filesystem::path& path, const SaveOptions& options) {
-  onnx::ModelProto out = proto;
+  // The file differs from `proto` only in its initializers, so `out` copies
+  // everything but the graph's nodes and borrows those: on a million-node
+  // model a copy of the nodes is a gigabyte. BorrowedNodes hands them back
+  // before `out` is destroyed (RepeatedPtrField's documented "temporary
+  // ownership" use of UnsafeArenaAddAllocated).
+  onnx::ModelProto out;
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(
+      proto, AllButNodes(), google::protobuf::util::FieldMaskUtil::MergeOptions(), &out);
+  BorrowedNodes borrowed(proto.graph(), *out.mutable_graph());
   ExternalDataWriter writer(std::filesystem::path(path.string() + ".data"));
   const int64_t total_bytes = options.on_progress ? ExternalDataBytes(proto, source, options) : 0;
   for (onnx::TensorProto& t : *out.mutable_graph()->mutable_initializer()) {

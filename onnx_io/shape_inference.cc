@@ -1,15 +1,21 @@
 #include "onnx_io/shape_inference.h"
 
 #include <exception>
+#include <new>
 #include <string>
 #include <unordered_map>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/arena.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_io/checker.h"
 #include "onnx_io/import.h"
+
+// After ONNX's headers: sys/mman.h defines MAP_TYPE, a name onnx/defs/parser.h
+// uses for an enumerator.
+#include <sys/mman.h>
 
 namespace autopar::onnx_io {
 namespace {
@@ -17,6 +23,9 @@ namespace {
 // Tensors up to this size keep their bytes in the inference copy: shape
 // tensors, axes and pads are tiny, weights are not.
 constexpr int64_t kMaxCopiedTensorBytes = 64 * 1024;
+// External non-index tensors are read only up to this many elements: enough
+// for Resize's scales and roi (2 x rank).
+constexpr int64_t kMaxReadExternalFloatElements = 16;
 
 // Operators whose output shapes depend on inputs or attributes that changed in
 // opsets newer than ONNX 1.12 knows (18+): an opset-17 schema would infer a
@@ -59,10 +68,37 @@ void DeclareOutputs(const onnx::NodeProto& node, const ir::Graph& graph, onnx::G
   }
 }
 
+// The inference copy lives in an arena whose blocks are mapped and unmapped
+// directly: on a million-node model the copy and what inference adds to it
+// take gigabytes in millions of small messages; an arena allocates them
+// cheaply, frees them at once, and gives the memory back to the system rather
+// than to a fragmented heap that the next phases would grow on top of.
+constexpr size_t kArenaStartBlockBytes = size_t{1} << 20;
+constexpr size_t kArenaMaxBlockBytes = size_t{8} << 20;
+
+void* MapBlock(size_t bytes) {
+  void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) throw std::bad_alloc();
+  return block;
+}
+
+void UnmapBlock(void* block, size_t bytes) { munmap(block, bytes); }
+
+google::protobuf::ArenaOptions InferenceArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = kArenaStartBlockBytes;
+  options.max_block_size = kArenaMaxBlockBytes;
+  options.block_alloc = MapBlock;
+  options.block_dealloc = UnmapBlock;
+  return options;
+}
+
 // A copy of the graph without weights' bytes, value_info, or declared output
-// shapes (so that a wrong declaration cannot make inference throw).
-absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Graph& graph) {
-  onnx::ModelProto copy;
+// shapes (so that a wrong declaration cannot make inference throw), allocated
+// in `arena`.
+absl::StatusOr<onnx::ModelProto*> InferenceCopy(const Model& model, const ir::Graph& graph,
+                                                google::protobuf::Arena& arena) {
+  onnx::ModelProto& copy = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   copy.set_ir_version(model.proto.ir_version());
   *copy.mutable_opset_import() = model.proto.opset_import();
   *copy.mutable_functions() = model.proto.functions();
@@ -92,6 +128,13 @@ absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Gra
     if (!elements.ok()) return elements.status();
     int64_t bytes = *elements * ir::DTypeSizeBytes(ir::DTypeFromOnnx(t.data_type()));
     if (bytes > kMaxCopiedTensorBytes || t.data_type() == onnx::TensorProto::STRING) continue;
+    // Reading external data costs a file access per tensor (hundreds of
+    // thousands on a large model); inference needs the contents of index
+    // tensors and of short float vectors (Resize's scales), not of weights.
+    if (IsExternal(t) && !ir::IsIndexType(ir::DTypeFromOnnx(t.data_type())) &&
+        *elements > kMaxReadExternalFloatElements) {
+      continue;
+    }
     absl::StatusOr<std::string> data = ReadTensorBytes(model, t);
     if (!data.ok()) return data.status();
     c->set_raw_data(*std::move(data));
@@ -117,8 +160,10 @@ absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Gra
   }
   for (const onnx::NodeProto& node : source.node()) {
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-    const bool skipped = too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type());
-    if (skipped || onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
+    const bool skipped =
+        too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type());
+    if (skipped ||
+        onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
       // The library will not type these outputs. Declare what the IR knows
       // (possibly nothing but "a tensor"): ONNX 1.12 crashes in data
       // propagation when a Shape node reads a value with no type at all.
@@ -135,7 +180,7 @@ absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Gra
       }
     }
   }
-  return copy;
+  return &copy;
 }
 
 // Fills in what `inferred` knows and `value` does not.
@@ -167,21 +212,22 @@ void MergeInto(const onnx::ValueInfoProto& info, ir::Graph& graph) {
 }  // namespace
 
 absl::Status InferShapesWithOnnx(const Model& model, ir::Graph& graph) {
-  absl::StatusOr<onnx::ModelProto> copy = InferenceCopy(model, graph);
+  google::protobuf::Arena arena(InferenceArenaOptions());
+  absl::StatusOr<onnx::ModelProto*> copy = InferenceCopy(model, graph, arena);
   if (!copy.ok()) return copy.status();
   std::unordered_map<std::string, onnx::TensorShapeProto> shape_data;
   try {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
                                         /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(*copy, onnx::OpSchemaRegistry::Instance(), options,
+    onnx::shape_inference::InferShapes(**copy, onnx::OpSchemaRegistry::Instance(), options,
                                        &shape_data);
   } catch (const std::exception& e) {
     std::string message = e.what();
     if (size_t newline = message.find('\n'); newline != std::string::npos) message.resize(newline);
     return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", message));
   }
-  for (const onnx::ValueInfoProto& info : copy->graph().value_info()) MergeInto(info, graph);
-  for (const onnx::ValueInfoProto& info : copy->graph().output()) MergeInto(info, graph);
+  for (const onnx::ValueInfoProto& info : (*copy)->graph().value_info()) MergeInto(info, graph);
+  for (const onnx::ValueInfoProto& info : (*copy)->graph().output()) MergeInto(info, graph);
 
   // Data propagation: the contents of shape tensors it could compute.
   for (const auto& [name, data] : shape_data) {

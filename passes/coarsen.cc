@@ -87,7 +87,6 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
     if (options.on_progress && (done % 4096 == 0 || done == total_work))
       options.on_progress(done, total_work);
   };
-  auto src_of = [](const costmodel::CostGraph& graph, uint32_t e) { return graph.edge_src(e); };
   auto dst_of = [](const costmodel::CostGraph& graph, uint32_t e) { return graph.edge_dst(e); };
 
   // 1. Negligible nodes join their only successor (reverse order, so whole
@@ -107,13 +106,45 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
     uint32_t successor = OnlyNeighbourGroup(g, groups, g.out_edges(u), dst_of);
     if (successor != kNone && fits(u, successor)) merge(u, successor);
   }
-  // 2. A node whose predecessors are all in one group joins it, under the cap.
+  // 2. A group whose predecessors are all in one other group joins it, under
+  //    the cap. The whole group moves, so every member's inputs count, not
+  //    only one node's: a rule-1 group {shape node, consumer} whose consumer
+  //    also reads a tensor from elsewhere must not follow the shape node's
+  //    producer, or the unit graph gets a cycle. Each rule-1 group is judged
+  //    once, at its last member in topological order (rule-2 merges only ever
+  //    grow the group they merge into, whose members all come earlier).
+  std::vector<uint32_t> member_start(n + 1, 0);  // rule-1 groups as CSR by root
+  std::vector<uint32_t> members_by_root(n);
+  std::vector<uint32_t> last_member(n, 0);
+  for (uint32_t u = 0; u < n; ++u) {
+    const uint32_t r = groups.Find(u);
+    ++member_start[r + 1];
+    last_member[r] = u;
+  }
+  std::partial_sum(member_start.begin(), member_start.end(), member_start.begin());
+  {
+    std::vector<uint32_t> fill(member_start.begin(), member_start.end() - 1);
+    for (uint32_t u = 0; u < n; ++u) members_by_root[fill[groups.Find(u)]++] = u;
+  }
+  std::vector<uint32_t> root_after_rule1(n);
+  for (uint32_t u = 0; u < n; ++u) root_after_rule1[u] = groups.Find(u);
   for (uint32_t u = 0; u < n; ++u) {
     progress(int64_t{n} + u + 1);
-    if (g.in_edges(u).empty()) continue;
-    uint32_t predecessor = OnlyNeighbourGroup(g, groups, g.in_edges(u), src_of);
+    const uint32_t r = root_after_rule1[u];
+    if (last_member[r] != u) continue;
     uint32_t own = groups.Find(u);
-    if (predecessor == kNone || predecessor == own) continue;
+    uint32_t predecessor = kNone;
+    bool one_predecessor = true;
+    for (uint32_t i = member_start[r]; i < member_start[r + 1] && one_predecessor; ++i) {
+      for (uint32_t e : g.in_edges(members_by_root[i])) {
+        const uint32_t from = groups.Find(g.edge_src(e));
+        if (from == own) continue;
+        if (predecessor == kNone) predecessor = from;
+        one_predecessor = predecessor == from;
+        if (!one_predecessor) break;
+      }
+    }
+    if (!one_predecessor || predecessor == kNone) continue;
     if (group[own].compute_us + group[predecessor].compute_us > cap) continue;
     if (!fits(u, predecessor)) continue;
     merge(u, predecessor);

@@ -5,14 +5,16 @@
 //  1. Negligible nodes — shape computations (tiny outputs, no weights) and
 //     zero-cost nodes such as Constant — join the unit of their only
 //     successor; isolated zero-cost nodes join a neighbour.
-//  2. A node whose predecessors all lie in one unit joins that unit while the
-//     unit's compute stays under a cap (total compute / target_units, never
-//     below the largest node). This merges chains, and diamonds such as a
-//     decomposed LayerNorm, while parallel branches of real weight stay apart.
+//  2. A unit whose inputs (those of all its members) all come from one other
+//     unit joins that unit while the unit's compute stays under a cap (total
+//     compute / target_units, never below the largest node). This merges
+//     chains, and diamonds such as a decomposed LayerNorm, while parallel
+//     branches of real weight stay apart.
 //  3. No merge makes a unit's weights + workspace exceed the largest device's
 //     memory.
-// Both merges are acyclicity-safe: a node whose only successor is U, or whose
-// only predecessor is U, cannot lie on a path that leaves U and comes back.
+// Both merges keep the unit graph acyclic: a node whose only successor is U,
+// or a unit whose only predecessor is U, cannot lie on a path that leaves U
+// and comes back.
 #ifndef AUTOPAR_PASSES_COARSEN_H_
 #define AUTOPAR_PASSES_COARSEN_H_
 

@@ -5,6 +5,7 @@
 #define AUTOPAR_PASSES_PARTITION_INTERNAL_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/graph.h"
 #include "onnx/onnx_pb.h"
@@ -21,18 +23,24 @@
 namespace autopar::passes::partition_internal {
 
 /// Every name the model uses: node names and value names of the main graph,
-/// of every subgraph body (at any depth) and of model-local functions.
-absl::flat_hash_set<std::string> CollectModelNames(const onnx::ModelProto& model);
+/// of every subgraph body (at any depth) and of model-local functions. The
+/// views point into `model`, which must outlive the set (no copies: a
+/// million-node model has millions of names).
+absl::flat_hash_set<absl::string_view> CollectModelNames(const onnx::ModelProto& model);
 
 /// Makes names that collide with nothing taken so far: `base` when free, else
-/// `base_1`, `base_2`, ... Every name it returns is taken from then on.
+/// `base_1`, `base_2`, ... Every name it returns is taken from then on. The
+/// views in `taken` must outlive the generator.
 class NameGenerator {
  public:
-  explicit NameGenerator(absl::flat_hash_set<std::string> taken) : taken_(std::move(taken)) {}
+  explicit NameGenerator(absl::flat_hash_set<absl::string_view> taken) : taken_(std::move(taken)) {}
   std::string Make(const std::string& base);
 
  private:
-  absl::flat_hash_set<std::string> taken_;
+  absl::flat_hash_set<absl::string_view> taken_;
+  /// The names made so far; a deque never moves its elements, so the views
+  /// of them in `taken_` stay valid.
+  std::deque<std::string> made_;
 };
 
 /// Where each IR value of the main graph appears in the source GraphProto

@@ -12,9 +12,9 @@
 namespace autopar::passes::partition_internal {
 namespace {
 
-void CollectGraphNames(const onnx::GraphProto& g, absl::flat_hash_set<std::string>& names);
+void CollectGraphNames(const onnx::GraphProto& g, absl::flat_hash_set<absl::string_view>& names);
 
-void CollectNodeNames(const onnx::NodeProto& node, absl::flat_hash_set<std::string>& names) {
+void CollectNodeNames(const onnx::NodeProto& node, absl::flat_hash_set<absl::string_view>& names) {
   names.insert(node.name());
   for (const std::string& name : node.input()) names.insert(name);
   for (const std::string& name : node.output()) names.insert(name);
@@ -24,7 +24,7 @@ void CollectNodeNames(const onnx::NodeProto& node, absl::flat_hash_set<std::stri
   }
 }
 
-void CollectGraphNames(const onnx::GraphProto& g, absl::flat_hash_set<std::string>& names) {
+void CollectGraphNames(const onnx::GraphProto& g, absl::flat_hash_set<absl::string_view>& names) {
   for (const onnx::ValueInfoProto& v : g.input()) names.insert(v.name());
   for (const onnx::ValueInfoProto& v : g.output()) names.insert(v.name());
   for (const onnx::ValueInfoProto& v : g.value_info()) names.insert(v.name());
@@ -152,8 +152,8 @@ void SortUnique(std::vector<int32_t>& v) {
 
 }  // namespace
 
-absl::flat_hash_set<std::string> CollectModelNames(const onnx::ModelProto& model) {
-  absl::flat_hash_set<std::string> names;
+absl::flat_hash_set<absl::string_view> CollectModelNames(const onnx::ModelProto& model) {
+  absl::flat_hash_set<absl::string_view> names;
   CollectGraphNames(model.graph(), names);
   for (const onnx::FunctionProto& f : model.functions()) {
     for (const std::string& name : f.input()) names.insert(name);
@@ -167,7 +167,7 @@ absl::flat_hash_set<std::string> CollectModelNames(const onnx::ModelProto& model
 std::string NameGenerator::Make(const std::string& base) {
   std::string name = base;
   for (int suffix = 1; taken_.contains(name); ++suffix) name = absl::StrCat(base, "_", suffix);
-  taken_.insert(name);
+  taken_.insert(made_.emplace_back(name));
   return name;
 }
 

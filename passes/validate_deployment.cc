@@ -292,7 +292,7 @@ absl::Status CheckTransfers(const ir::Graph& graph, absl::Span<const int32_t> no
 }
 
 absl::Status CheckGeneratedNames(const onnx_io::Model& model, const Deployment& deployment) {
-  const absl::flat_hash_set<std::string> source_names =
+  const absl::flat_hash_set<absl::string_view> source_names =
       partition_internal::CollectModelNames(model.proto);
   absl::flat_hash_set<std::string> source_initializers;
   for (const onnx::TensorProto& t : model.proto.graph().initializer()) {

@@ -124,6 +124,19 @@ TEST(CoarsenTest, ShapeComputationsJoinTheirConsumer) {
   EXPECT_NE(c->unit_of_node[0], c->unit_of_node[1]);
 }
 
+TEST(CoarsenTest, AUnitJoinsItsPredecessorOnlyWhenAllItsMembersInputsComeFromThere) {
+  // n0 → tiny n1 → n3 ← n2 ← n0, n2 the heaviest node. Rule 1 folds n1 into
+  // n3; n1's only input is n0's, but n3 also reads n2, which stays apart
+  // (n0 + n2 is over the cap): {n1, n3} must not join n0, or n0 → n2 → n0.
+  costmodel::CostGraph g =
+      Build({{10, {}, 4096, 64}, {1, {0}, /*out_bytes=*/16}, {50, {0}}, {1, {1, 2}}});
+  absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.target_units = 100});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectValid(g, *c);
+  EXPECT_EQ(c->unit_of_node[1], c->unit_of_node[3]);
+  EXPECT_NE(c->unit_of_node[0], c->unit_of_node[3]);
+}
+
 TEST(CoarsenTest, NoUnitOutgrowsTheLargestDevice) {
   // Two weights of 0.6× a device each: merged they would not fit anywhere.
   const int64_t big = kMemory * 6 / 10;
