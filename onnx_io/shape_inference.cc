@@ -1,5 +1,6 @@
 #include "onnx_io/shape_inference.h"
 
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,31 @@ const absl::flat_hash_set<std::string>& ChangedAfterLibrary() {
       "Resize",          "AveragePool",     "MaxPool",      "LpPool",
       "ScatterElements", "ScatterND",       "DeformConv",   "Col2Im"};
   return *ops;
+}
+
+// ONNX 1.12's shape inference divides by every stride of Conv, the pools and
+// their quantized forms without checking it (a SIGFPE, not an exception), so
+// strides that are not positive are refused before the library sees them, in
+// bodies of If/Loop/Scan too.
+absl::Status CheckStrides(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.name() == "strides" &&
+          std::any_of(attr.ints().begin(), attr.ints().end(), [](int64_t s) { return s < 1; })) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.name().empty() ? absl::StrCat("a ", node.op_type(), " node")
+                                : absl::StrCat("node '", node.name(), "' (", node.op_type(), ")"),
+            ": strides must be positive"));
+      }
+      if (attr.has_g()) {
+        if (absl::Status s = CheckStrides(attr.g()); !s.ok()) return s;
+      }
+      for (const onnx::GraphProto& body : attr.graphs()) {
+        if (absl::Status s = CheckStrides(body); !s.ok()) return s;
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 void SetShape(const ir::Shape& shape, onnx::TensorShapeProto* proto) {
@@ -117,8 +143,10 @@ absl::StatusOr<onnx::ModelProto> InferenceCopy(const Model& model, const ir::Gra
   }
   for (const onnx::NodeProto& node : source.node()) {
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-    const bool skipped = too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type());
-    if (skipped || onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
+    const bool skipped =
+        too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type());
+    if (skipped ||
+        onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
       // The library will not type these outputs. Declare what the IR knows
       // (possibly nothing but "a tensor"): ONNX 1.12 crashes in data
       // propagation when a Shape node reads a value with no type at all.
@@ -167,6 +195,7 @@ void MergeInto(const onnx::ValueInfoProto& info, ir::Graph& graph) {
 }  // namespace
 
 absl::Status InferShapesWithOnnx(const Model& model, ir::Graph& graph) {
+  if (absl::Status s = CheckStrides(model.proto.graph()); !s.ok()) return s;
   absl::StatusOr<onnx::ModelProto> copy = InferenceCopy(model, graph);
   if (!copy.ok()) return copy.status();
   std::unordered_map<std::string, onnx::TensorShapeProto> shape_data;
