@@ -327,6 +327,12 @@ absl::StatusOr<ir::Graph> GraphImporter::Import(const onnx::GraphProto& proto) {
       id = *outer;
     }
     ir::Value& v = graph_.mutable_value(*id);
+    // A body may return one value twice (a Loop's carried value and its scan
+    // output); a model's outputs are names a caller fetches, each once.
+    if (outer_ == nullptr && v.is_graph_output) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output '", output.name(), "' is listed twice"));
+    }
     if (v.kind == ir::ValueKind::kNodeOutput && output.has_type()) ApplyTypeProto(output.type(), v);
     v.is_graph_output = true;
     graph_.AddOutput(*id);

@@ -107,9 +107,10 @@ absl::StatusOr<ExternalDataRef> ResolveExternal(const onnx::TensorProto& tensor,
   auto size = static_cast<int64_t>(file_size);
   if (!has_length) ref.length = size > ref.offset ? size - ref.offset : 0;
   if (ref.offset > size || ref.length > size - ref.offset) {
+    // Offset and length, not the range's end: their sum may overflow.
     return absl::InvalidArgumentError(absl::StrCat(
-        "initializer '", tensor.name(), "': external data range [", ref.offset, ", ",
-        ref.offset + ref.length, ") lies outside '", ref.file.string(), "' (", size, " bytes)"));
+        "initializer '", tensor.name(), "': external data at offset ", ref.offset, ", length ",
+        ref.length, " lies outside '", ref.file.string(), "' (", size, " bytes)"));
   }
   absl::StatusOr<int64_t> elements = TensorNumElements(tensor);
   if (!elements.ok()) return elements.status();

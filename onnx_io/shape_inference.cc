@@ -1,5 +1,6 @@
 #include "onnx_io/shape_inference.h"
 
+#include <algorithm>
 #include <exception>
 #include <new>
 #include <string>
@@ -38,6 +39,53 @@ const absl::flat_hash_set<std::string>& ChangedAfterLibrary() {
       "Resize",          "AveragePool",     "MaxPool",      "LpPool",
       "ScatterElements", "ScatterND",       "DeformConv",   "Col2Im"};
   return *ops;
+}
+
+// Note [What ONNX 1.12's inference does not survive]: some of its shape
+// functions trust attributes and ranks and crash (SIGFPE, SIGSEGV) instead of
+// throwing. Found by the bad-input corpus (tests/robustness):
+//  - conv and pool inference divides by every stride: strides < 1 are refused;
+//  - DepthToSpace and SpaceToDepth divide by blocksize squared, which
+//    overflows int64 (to 0 at 2^32): blocksizes from 2^31 on are refused;
+//  - STFT reads dims 0 and 1 of its signal whatever its rank: a main-graph
+//    STFT is kept from the library unless its signal is known to have rank
+//    >= 2 (OnnxMayInfer). One inside an If/Loop/Scan body is not guarded.
+// Attributes are checked in bodies too.
+std::string Describe(const onnx::NodeProto& node) {
+  return node.name().empty() ? absl::StrCat("a ", node.op_type(), " node")
+                             : absl::StrCat("node '", node.name(), "' (", node.op_type(), ")");
+}
+
+absl::Status CheckAttributesOnnxTrusts(const onnx::GraphProto& graph) {
+  constexpr int64_t kMaxBlockSize = int64_t{1} << 31;
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.name() == "strides" &&
+          std::any_of(attr.ints().begin(), attr.ints().end(), [](int64_t s) { return s < 1; })) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Describe(node), ": strides must be positive"));
+      }
+      if (attr.name() == "blocksize" && attr.i() >= kMaxBlockSize) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Describe(node), ": blocksize ", attr.i(), " is too large"));
+      }
+      if (attr.has_g()) {
+        if (absl::Status s = CheckAttributesOnnxTrusts(attr.g()); !s.ok()) return s;
+      }
+      for (const onnx::GraphProto& body : attr.graphs()) {
+        if (absl::Status s = CheckAttributesOnnxTrusts(body); !s.ok()) return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// False for a node whose input ranks would crash the library (Note [What ONNX
+// 1.12's inference does not survive]); its outputs are then left to our rules.
+bool OnnxMayInfer(const onnx::NodeProto& node, const ir::Graph& graph) {
+  if (node.op_type() != "STFT" || node.input_size() == 0) return true;
+  std::optional<ir::ValueId> signal = graph.FindValue(node.input(0));
+  return signal && graph.value(*signal).shape.has_rank() && graph.value(*signal).shape.rank() >= 2;
 }
 
 void SetShape(const ir::Shape& shape, onnx::TensorShapeProto* proto) {
@@ -161,7 +209,8 @@ absl::StatusOr<onnx::ModelProto*> InferenceCopy(const Model& model, const ir::Gr
   for (const onnx::NodeProto& node : source.node()) {
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     const bool skipped =
-        too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type());
+        (too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type())) ||
+        !OnnxMayInfer(node, graph);
     if (skipped ||
         onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
       // The library will not type these outputs. Declare what the IR knows
@@ -212,6 +261,7 @@ void MergeInto(const onnx::ValueInfoProto& info, ir::Graph& graph) {
 }  // namespace
 
 absl::Status InferShapesWithOnnx(const Model& model, ir::Graph& graph) {
+  if (absl::Status s = CheckAttributesOnnxTrusts(model.proto.graph()); !s.ok()) return s;
   google::protobuf::Arena arena(InferenceArenaOptions());
   absl::StatusOr<onnx::ModelProto*> copy = InferenceCopy(model, graph, arena);
   if (!copy.ok()) return copy.status();

@@ -72,9 +72,11 @@ absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
       if (value.is_parameter) continue;
       std::optional<int64_t> bytes = value.SizeBytes();
       if (!bytes && value.type_kind == ir::TypeKind::kTensor) {
-        return absl::InvalidArgumentError(absl::StrCat("value '", value.name, "' of node '",
-                                                       node.name, "' has no static size ",
-                                                       value.shape.ToString()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "value '", value.name, "' of node '", node.name, "' ",
+            value.shape.IsStatic() ? "is too large: its size in bytes overflows 64 bits "
+                                   : "has no static size ",
+            value.shape.ToString()));
       }
       // Saved for the backward pass: kept to the end of the step like a graph
       // output (Note [Training step]).

@@ -14,12 +14,16 @@ constexpr size_t kMaxNamesInError = 5;
 // ONNX inference + our rules, repeated while values keep getting resolved.
 constexpr int kMaxInferenceRounds = 3;
 
-std::string JoinQuoted(const std::vector<std::string>& names) {
-  std::vector<std::string> shown(names.begin(),
-                                 names.begin() + std::min(names.size(), kMaxNamesInError));
-  std::string text = absl::StrCat("'", absl::StrJoin(shown, "', '"), "'");
-  if (names.size() > shown.size())
-    absl::StrAppend(&text, " and ", names.size() - shown.size(), " more");
+// "'a', 'b' and 4 more": the first kMaxNamesInError names, quoted, each
+// followed by its entry of `suffixes` (what explains it) when given.
+std::string JoinQuoted(const std::vector<std::string>& names,
+                       const std::vector<std::string>& suffixes = {}) {
+  std::string text;
+  const size_t shown = std::min(names.size(), kMaxNamesInError);
+  for (size_t i = 0; i < shown; ++i) {
+    absl::StrAppend(&text, i ? ", '" : "'", names[i], "'", i < suffixes.size() ? suffixes[i] : "");
+  }
+  if (names.size() > shown) absl::StrAppend(&text, " and ", names.size() - shown, " more");
   return text;
 }
 
@@ -187,14 +191,18 @@ absl::Status InferShapes(const onnx_io::Model& model, const ShapeOptions& option
   if (!options.require_static) return absl::OkStatus();
   std::vector<ir::ValueId> open = ValuesWithoutStaticShape(graph);
   if (open.empty()) return absl::OkStatus();
-  std::vector<std::string> shown;
+  // Each as "'name' from Op [dims]": the name quoted alone, since it may
+  // hold spaces.
+  std::vector<std::string> names;
+  std::vector<std::string> origins;
   for (ir::ValueId id : open) {
     const ir::Value& v = graph.value(id);
-    shown.push_back(
-        absl::StrCat(v.name, " from ", graph.node(v.producer).op_type, " ", v.shape.ToString()));
+    names.push_back(v.name);
+    origins.push_back(
+        absl::StrCat(" from ", graph.node(v.producer).op_type, " ", v.shape.ToString()));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "cannot infer a static shape for ", open.size(), " value(s): ", JoinQuoted(shown),
+      "cannot infer a static shape for ", open.size(), " value(s): ", JoinQuoted(names, origins),
       " (data-dependent shapes, or operators without a shape rule)"));
 }
 

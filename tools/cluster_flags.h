@@ -7,6 +7,7 @@
 #ifndef AUTOPAR_TOOLS_CLUSTER_FLAGS_H_
 #define AUTOPAR_TOOLS_CLUSTER_FLAGS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,16 @@ inline constexpr char kDefaultDevicePreset[] = "A100-80GB";
 inline constexpr int kDefaultDeviceCount = 4;
 
 std::vector<FlagSpec> ClusterFlagSpecs();
+
+/// --devices N: a count from 1 to 64, or `fallback` when the flag is absent.
+absl::StatusOr<int> DeviceCountFlag(const ParsedArgs& args, int fallback);
+/// --memory-per-device SIZE in bytes, or `fallback` when the flag is absent.
+absl::StatusOr<int64_t> MemoryPerDeviceFlag(const ParsedArgs& args, int64_t fallback);
+
+/// Checks the cluster flags' values that need no file (the counts and sizes,
+/// and --cluster not mixed with --devices or --device), so that commands can
+/// report them as usage errors before reading anything.
+absl::Status CheckClusterFlags(const ParsedArgs& args);
 
 /// The cluster the flags describe; std::nullopt when none of the cluster flags
 /// is given (callers may then use a cluster from elsewhere, e.g. a cost graph

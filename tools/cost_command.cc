@@ -355,23 +355,15 @@ absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const Par
                                               const costmodel::CostOptions& costs,
                                               const costmodel::StepOptions& step,
                                               const costmodel::DeviceSpec& device) {
-  int devices = 1;
-  if (std::optional<std::string> text = args.Get("devices")) {
-    if (!absl::SimpleAtoi(*text, &devices) || devices < 1 || devices > 64) {
-      return absl::InvalidArgumentError("--devices must be a number from 1 to 64");
-    }
-  }
-  int64_t memory = device.memory_bytes;
-  if (std::optional<std::string> text = args.Get("memory-per-device")) {
-    absl::StatusOr<int64_t> bytes = ParseByteSize(*text);
-    if (!bytes.ok()) return bytes.status();
-    memory = *bytes;
-  }
+  absl::StatusOr<int> devices = DeviceCountFlag(args, 1);
+  if (!devices.ok()) return devices.status();
+  absl::StatusOr<int64_t> memory = MemoryPerDeviceFlag(args, device.memory_bytes);
+  if (!memory.ok()) return memory.status();
   double bandwidth = 0;
   double latency = 0;
   DefaultLink(device, bandwidth, latency);
   costmodel::Cluster cluster =
-      costmodel::MakeHomogeneousCluster(device, devices, memory, bandwidth, latency);
+      costmodel::MakeHomogeneousCluster(device, *devices, *memory, bandwidth, latency);
   absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes);
   if (!loaded.ok()) return loaded.status();
   absl::StatusOr<passes::AnnotatedGraph> annotated =
@@ -419,6 +411,9 @@ int RunCostCommand(const std::vector<std::string>& args) {
   if (!step.ok()) return UsageError(step.status().message(), kUsage);
   absl::StatusOr<passes::ShapeOptions> shape_options = ShapeOptionsFromArgs(*parsed);
   if (!shape_options.ok()) return UsageError(shape_options.status().message(), kUsage);
+  if (absl::Status cluster = CheckClusterFlags(*parsed); !cluster.ok()) {
+    return UsageError(cluster.message(), kUsage);
+  }
   shape_options->require_static = true;  // costs need every shape
 
   absl::StatusOr<costmodel::DeviceSpec> device =

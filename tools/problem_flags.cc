@@ -18,6 +18,8 @@ absl::StatusOr<ProblemRequest> ProblemRequestFromArgs(const ParsedArgs& args,
                                                       bool accept_cost_graph) {
   ProblemRequest request;
   request.args = args;
+  // Wrong counts and sizes are usage errors; files are read in PrepareProblem.
+  if (absl::Status cluster = CheckClusterFlags(args); !cluster.ok()) return cluster;
   if (accept_cost_graph) request.cost_graph_path = args.Get("costgraph");
   const bool from_cost_graph = request.cost_graph_path.has_value();
   if (args.positional().size() != (from_cost_graph ? 0u : 1u)) {

@@ -5,10 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/testing/temp_dir.h"
 
@@ -24,7 +27,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-CommandResult RunCommand(const std::vector<std::string>& argv) {
+CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
   TempDir dir;
   const std::filesystem::path out = dir / "stdout";
   const std::filesystem::path err = dir / "stderr";
@@ -45,7 +48,21 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   }
   int status = 0;
   struct rusage usage {};
-  wait4(pid, &status, 0, &usage);
+  if (timeout_seconds > 0) {
+    // Polls, so that the deadline needs no signal handler or extra thread.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+    while (wait4(pid, &status, WNOHANG, &usage) == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        kill(pid, SIGKILL);
+        result.timed_out = true;
+        wait4(pid, &status, 0, &usage);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } else {
+    wait4(pid, &status, 0, &usage);
+  }
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -95,7 +95,11 @@ export function validatePlan(raw, dir) {
   const producer = new Map();
   for (const s of stages) {
     for (const t of s.outputs) {
-      if (inputNames.has(t)) throw new Error(`stage ${s.id} outputs '${t}', which is a graph input`);
+      if (inputNames.has(t)) {
+        // A graph output that is a graph input passes through the stage that reads it.
+        if (s.inputs.includes(t)) continue;
+        throw new Error(`stage ${s.id} outputs '${t}', which is a graph input`);
+      }
       if (producer.has(t)) throw new Error(`tensor '${t}' is produced by stages ${producer.get(t)} and ${s.id}`);
       producer.set(t, s.id);
     }
