@@ -22,6 +22,15 @@ absl::StatusOr<int64_t> ByteCount(const Json& json, const std::string& field) {
   return json.is_number_integer() ? json.get<int64_t>() : static_cast<int64_t>(json.get<double>());
 }
 
+// An optional string field. (json::value would throw on another type.)
+absl::StatusOr<std::string> StringField(const Json& object, const char* key, std::string fallback,
+                                        const std::string& field) {
+  auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if (!it->is_string()) return FieldError(absl::StrCat(field, ".", key), "must be a string");
+  return it->get<std::string>();
+}
+
 absl::StatusOr<uint32_t> NodeId(const Json& json, const std::string& field, uint32_t num_nodes) {
   if (!json.is_number_integer() || json.get<int64_t>() < 0 || json.get<int64_t>() >= num_nodes) {
     return FieldError(field, absl::StrCat("must be a node id in [0, ", num_nodes, ")"));
@@ -110,8 +119,12 @@ absl::StatusOr<CostGraphDocument> CostGraphFromJson(const Json& json) {
                         absl::StrCat("must be ", i, " (ids are 0..n-1 in topological order)"));
     }
     CostGraph::UnitSpec unit;
-    unit.name = node.value("name", absl::StrCat("node", i));
-    unit.op = node.value("op", "");
+    absl::StatusOr<std::string> name = StringField(node, "name", absl::StrCat("node", i), field);
+    if (!name.ok()) return name.status();
+    unit.name = *std::move(name);
+    absl::StatusOr<std::string> op = StringField(node, "op", "", field);
+    if (!op.ok()) return op.status();
+    unit.op = *std::move(op);
     const Json& compute = node.value("compute_us", Json());
     if (compute.is_number() && compute.get<double>() >= 0) {
       unit.compute_us.assign(kinds, compute.get<double>());
@@ -159,7 +172,10 @@ absl::StatusOr<CostGraphDocument> CostGraphFromJson(const Json& json) {
       return FieldError(field, "src must come before dst (ids are topologically ordered)");
     absl::StatusOr<int64_t> bytes = ByteCount(edge.value("bytes", Json()), field + ".bytes");
     if (!bytes.ok()) return bytes.status();
-    std::string name = edge.value("tensor", absl::StrCat("edge", e));
+    absl::StatusOr<std::string> tensor =
+        StringField(edge, "tensor", absl::StrCat("edge", e), field);
+    if (!tensor.ok()) return tensor.status();
+    const std::string& name = *tensor;
     auto [it, inserted] = tensors.try_emplace({*src, name}, 0);
     if (inserted) {
       it->second = builder.AddTensor({.name = name, .producer = *src, .bytes = *bytes});

@@ -61,7 +61,6 @@ class EtfScheduler {
   void Commit(uint32_t unit, int device, double start_us);
 
   const CostGraph& graph_;
-  const Cluster& cluster_;
   absl::Span<const int32_t> favourite_child_;
   MemoryLedger& ledger_;
   const uint32_t n_;
@@ -88,7 +87,6 @@ class EtfScheduler {
 EtfScheduler::EtfScheduler(const CostGraph& graph, const Cluster& cluster,
                            absl::Span<const int32_t> favourite_child, MemoryLedger& ledger)
     : graph_(graph),
-      cluster_(cluster),
       favourite_child_(favourite_child),
       ledger_(ledger),
       n_(graph.num_units()),

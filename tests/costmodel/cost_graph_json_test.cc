@@ -75,5 +75,16 @@ TEST(CostGraphJsonTest, ErrorsNameTheField) {
               HasSubstr("devices.memory_bytes"));
 }
 
+// Found by fuzz/cost_graph_fuzzer.cc: a name of another type threw from json::value.
+TEST(CostGraphJsonTest, NamesOfAnotherTypeAreErrors) {
+  EXPECT_THAT(ErrorOf(R"({"nodes": [{"id": 0, "compute_us": 1, "name": 2}]})"),
+              HasSubstr("nodes[0].name: must be a string"));
+  EXPECT_THAT(ErrorOf(R"({"nodes": [{"id": 0, "compute_us": 1, "op": null}]})"),
+              HasSubstr("nodes[0].op: must be a string"));
+  EXPECT_THAT(ErrorOf(R"({"nodes": [{"id": 0, "compute_us": 1}, {"id": 1, "compute_us": 1}],
+                          "edges": [{"src": 0, "dst": 1, "bytes": 4, "tensor": []}]})"),
+              HasSubstr("edges[0].tensor: must be a string"));
+}
+
 }  // namespace
 }  // namespace autopar::costmodel

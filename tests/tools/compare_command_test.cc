@@ -175,7 +175,9 @@ TEST(CompareCommandTest, AlgorithmsWithoutAPlanGetARow) {
   // "all" leaves "single" out when one device cannot hold the model.
   CommandResult all = Compare({"--costgraph", graph, "--format", "json", "--time-budget", "1s"});
   ASSERT_EQ(all.exit_code, 0) << all.stderr_text;
-  for (const nlohmann::json& row : nlohmann::json::parse(all.stdout_text)["results"]) {
+  // Named: a range-for over a member of a temporary would read freed memory.
+  const nlohmann::json all_report = nlohmann::json::parse(all.stdout_text);
+  for (const nlohmann::json& row : all_report["results"]) {
     EXPECT_NE(row["algorithm"], "single");
   }
 
