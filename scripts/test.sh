@@ -20,7 +20,7 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   # -O1 and assertions on: a quicker build than -O2 and readable reports.
   # Any sanitizer report aborts the test that caused it.
   cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DAUTOPAR_SANITIZE=ON >/dev/null
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DAUTOPAR_SANITIZE=ON -DAUTOPAR_BENCHMARKS=OFF >/dev/null
   cmake --build "$ASAN_BUILD_DIR"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j2 -LE slow
