@@ -197,6 +197,9 @@ absl::StatusOr<Cluster> ClusterFromJson(const Json& json) {
       if (!m.ok()) return m.status();
       memory = static_cast<int64_t>(*m);
     }
+    if (entry.contains("name") && !entry["name"].is_string()) {
+      return FieldError(field + ".name", "must be a string");
+    }
     std::string name = entry.value("name", absl::StrCat("dev", i));
     cluster.devices.push_back(ClusterDevice{name, kind, memory});
   }

@@ -86,6 +86,10 @@ TEST(ClusterTest, BadJsonNamesTheField) {
   EXPECT_THAT(ErrorOf(R"({"devices": [{"device": "T4"}, {"device": "T4"}],
                          "bandwidth_matrix_bytes_per_s": [[0, 1], [-1, 0]]})"),
               HasSubstr("bandwidth_matrix_bytes_per_s[1][0]"));
+  // A wrongly typed field is an error naming it, not a JSON exception.
+  EXPECT_THAT(ErrorOf(R"({"devices": [{"device": "T4", "name": 2}],
+                         "link": {"bandwidth_bytes_per_s": 1}})"),
+              HasSubstr("devices[0].name: must be a string"));
 }
 
 }  // namespace

@@ -430,6 +430,9 @@ void AddClusterFiles(std::vector<CorpusCase>& corpus) {
       {"{\"devices\": [{\"device\": \"T4\"}, {\"device\": \"T4\"}], \"link\": "
        "{\"bandwidth_bytes_per_s\": \"fast\", \"latency_us\": 1}}",
        "bandwidth"},
+      {"{\"devices\": [{\"device\": \"T4\", \"name\": 2}], \"link\": "
+       "{\"bandwidth_bytes_per_s\": 1e9, \"latency_us\": 1}}",
+       "devices[0].name"},
   };
   for (size_t i = 0; i < clusters.size(); ++i) {
     const Outcome o = Fails(kExitBadInput, clusters[i].second);
