@@ -1,65 +1,36 @@
-#include "tools/model_loading.h"
+#include "pipeline/model_loading.h"
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "onnx_io/checker.h"
 #include "onnx_io/import.h"
 
-namespace autopar::tools {
-
-std::vector<FlagSpec> ShapeFlagSpecs() {
-  return {{"dim", true, true}, {"input-shape", true, true}};
-}
-
-absl::StatusOr<passes::ShapeOptions> ShapeOptionsFromArgs(const ParsedArgs& args) {
-  passes::ShapeOptions options;
-  for (const std::string& text : args.GetAll("dim")) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(text, absl::MaxSplits('=', 1));
-    int64_t value = 0;
-    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value) || value <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--dim expects NAME=VALUE with a positive VALUE, got '", text, "'"));
-    }
-    options.dim_values[kv.first] = value;
-  }
-  for (const std::string& text : args.GetAll("input-shape")) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(text, absl::MaxSplits('=', 1));
-    std::vector<int64_t> dims;
-    bool ok = !kv.first.empty();
-    if (!kv.second.empty()) {
-      for (absl::string_view part : absl::StrSplit(kv.second, ',')) {
-        int64_t d = 0;
-        ok = ok && absl::SimpleAtoi(part, &d) && d >= 0;
-        dims.push_back(d);
-      }
-    }
-    if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input-shape expects NAME=D0,D1,... with non-negative dims, got '", text, "'"));
-    }
-    options.input_shapes[kv.first] = std::move(dims);
-  }
-  return options;
-}
+namespace autopar::pipeline {
 
 absl::StatusOr<LoadedModel> LoadAndAnalyze(const std::string& path,
                                            const passes::ShapeOptions& options,
-                                           const onnx_io::LoadOptions& load) {
+                                           const onnx_io::LoadOptions& load,
+                                           const PhaseCallback& on_phase) {
+  auto phase = [&on_phase](std::string_view name) {
+    if (on_phase) on_phase(name);
+  };
+  phase("load");
   absl::StatusOr<onnx_io::Model> model = onnx_io::LoadModel(path, load);
   if (!model.ok()) return model.status();
+  phase("check (ONNX checker)");
   if (absl::Status s = onnx_io::CheckModel(model->proto, model->directory()); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("'", path, "': ", s.message()));
   }
+  phase("build IR");
   absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
   if (!graph.ok()) {
     return absl::Status(graph.status().code(),
                         absl::StrCat("'", path, "': ", graph.status().message()));
   }
+  phase("infer shapes");
   if (absl::Status s = passes::InferShapes(*model, options, *graph); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("'", path, "': ", s.message()));
   }
   return LoadedModel{*std::move(model), *std::move(graph)};
 }
 
-}  // namespace autopar::tools
+}  // namespace autopar::pipeline

@@ -11,9 +11,9 @@
 #include "onnx_io/checker.h"
 #include "onnx_io/export.h"
 #include "passes/infer_shapes.h"
-#include "tools/model_loading.h"
+#include "pipeline/model_loading.h"
 
-namespace autopar::tools {
+namespace autopar::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,4 +69,4 @@ TEST(ExportedControlFlowTest, BodiesAreAttachedToTheirNode) {
 }
 
 }  // namespace
-}  // namespace autopar::tools
+}  // namespace autopar::pipeline

@@ -1,4 +1,4 @@
-#include "tools/dot_export.h"
+#include "tools/artifacts/dot_export.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tools/cli_output.h"
+#include "tools/artifacts/human_numbers.h"
 
 namespace autopar::tools {
 namespace {

@@ -4,8 +4,8 @@
 // (those are the transfers). Parallel edges between two units are drawn as one.
 // The text depends only on the graph and the placement, so the same plan
 // gives the same file; `dot -Tsvg plan.dot -o plan.svg` draws it.
-#ifndef AUTOPAR_TOOLS_DOT_EXPORT_H_
-#define AUTOPAR_TOOLS_DOT_EXPORT_H_
+#ifndef AUTOPAR_TOOLS_ARTIFACTS_DOT_EXPORT_H_
+#define AUTOPAR_TOOLS_ARTIFACTS_DOT_EXPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -48,4 +48,4 @@ absl::Status WriteTextFile(const std::string& path, absl::string_view text);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_DOT_EXPORT_H_
+#endif  // AUTOPAR_TOOLS_ARTIFACTS_DOT_EXPORT_H_

@@ -1,4 +1,4 @@
-#include "tools/plan_json.h"
+#include "tools/artifacts/plan_json.h"
 
 #include <vector>
 

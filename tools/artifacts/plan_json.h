@@ -2,8 +2,8 @@
 // (DESIGN.md §8; the README documents every field). Version 1. Field names
 // are stable: a change that removes or renames one bumps "version"; new
 // fields may be added.
-#ifndef AUTOPAR_TOOLS_PLAN_JSON_H_
-#define AUTOPAR_TOOLS_PLAN_JSON_H_
+#ifndef AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_
+#define AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_
 
 #include <cstdint>
 #include <optional>
@@ -50,4 +50,4 @@ nlohmann::ordered_json PlanJson(const PlanRecord& record);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_PLAN_JSON_H_
+#endif  // AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_

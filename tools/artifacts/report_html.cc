@@ -1,4 +1,4 @@
-#include "tools/report_html.h"
+#include "tools/artifacts/report_html.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tools/cli_output.h"
+#include "tools/artifacts/human_numbers.h"
 
 namespace autopar::tools {
 namespace {

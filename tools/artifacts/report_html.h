@@ -20,8 +20,8 @@
 // in it, its tooltip counting what it holds), so each lane holds at most
 // about two elements per pixel column and the file stays a few MB whatever
 // the graph size.
-#ifndef AUTOPAR_TOOLS_REPORT_HTML_H_
-#define AUTOPAR_TOOLS_REPORT_HTML_H_
+#ifndef AUTOPAR_TOOLS_ARTIFACTS_REPORT_HTML_H_
+#define AUTOPAR_TOOLS_ARTIFACTS_REPORT_HTML_H_
 
 #include <cstdint>
 #include <optional>
@@ -104,4 +104,4 @@ std::string HtmlEscape(std::string_view text);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_REPORT_HTML_H_
+#endif  // AUTOPAR_TOOLS_ARTIFACTS_REPORT_HTML_H_

@@ -1,4 +1,4 @@
-#include "tools/split_summary_json.h"
+#include "tools/artifacts/split_summary_json.h"
 
 #include <algorithm>
 #include <filesystem>

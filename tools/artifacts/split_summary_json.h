@@ -4,15 +4,15 @@
 //    "devices": [{"name": "A100-80GB", "file": "device_0.onnx", ...}], ...,
 //    "files": ["device_0.onnx", ..., "plan.json"]}
 // It is made from the same record as plan.json, so the two always agree.
-#ifndef AUTOPAR_TOOLS_SPLIT_SUMMARY_JSON_H_
-#define AUTOPAR_TOOLS_SPLIT_SUMMARY_JSON_H_
+#ifndef AUTOPAR_TOOLS_ARTIFACTS_SPLIT_SUMMARY_JSON_H_
+#define AUTOPAR_TOOLS_ARTIFACTS_SPLIT_SUMMARY_JSON_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
-#include "tools/plan_json.h"
+#include "tools/artifacts/plan_json.h"
 
 namespace autopar::tools {
 
@@ -27,4 +27,4 @@ absl::StatusOr<std::vector<std::string>> ListFiles(const std::string& dir);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_SPLIT_SUMMARY_JSON_H_
+#endif  // AUTOPAR_TOOLS_ARTIFACTS_SPLIT_SUMMARY_JSON_H_

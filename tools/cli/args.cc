@@ -1,4 +1,4 @@
-#include "tools/args.h"
+#include "tools/cli/args.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

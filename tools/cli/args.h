@@ -1,8 +1,8 @@
 // A small command-line parser for the onnx-autopar subcommands. Flags live
 // only in tools/ (STYLE.md rule 6): each command declares the flags it takes
 // and maps them onto the option structs of the libraries.
-#ifndef AUTOPAR_TOOLS_ARGS_H_
-#define AUTOPAR_TOOLS_ARGS_H_
+#ifndef AUTOPAR_TOOLS_CLI_ARGS_H_
+#define AUTOPAR_TOOLS_CLI_ARGS_H_
 
 #include <map>
 #include <optional>
@@ -44,4 +44,4 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_ARGS_H_
+#endif  // AUTOPAR_TOOLS_CLI_ARGS_H_

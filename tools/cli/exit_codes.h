@@ -1,8 +1,9 @@
 // Exit codes of onnx-autopar, documented in the README.
-#ifndef AUTOPAR_TOOLS_EXIT_CODES_H_
-#define AUTOPAR_TOOLS_EXIT_CODES_H_
+#ifndef AUTOPAR_TOOLS_CLI_EXIT_CODES_H_
+#define AUTOPAR_TOOLS_CLI_EXIT_CODES_H_
 
 #include "absl/status/status.h"
+#include "pipeline/cluster_request.h"
 
 namespace autopar::tools {
 
@@ -14,6 +15,8 @@ inline constexpr int kExitInternal = 4;    // a bug or an I/O failure on our sid
 
 /// The exit code for a failed status.
 inline int ExitCodeFor(const absl::Status& status) {
+  // A flag combination that cannot work with the input it was given.
+  if (pipeline::IsRequestConflict(status)) return kExitUsage;
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;
@@ -34,4 +37,4 @@ inline int ExitCodeFor(const absl::Status& status) {
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_EXIT_CODES_H_
+#endif  // AUTOPAR_TOOLS_CLI_EXIT_CODES_H_

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli_output.h"
-#include "tools/compare_command.h"
-#include "tools/cost_command.h"
-#include "tools/exit_codes.h"
-#include "tools/info_command.h"
-#include "tools/place_command.h"
-#include "tools/split_command.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/commands/compare_command.h"
+#include "tools/cli/commands/cost_command.h"
+#include "tools/cli/commands/info_command.h"
+#include "tools/cli/commands/place_command.h"
+#include "tools/cli/commands/split_command.h"
+#include "tools/cli/exit_codes.h"
 
 namespace {
 

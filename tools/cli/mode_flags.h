@@ -3,15 +3,15 @@
 //   --mode inference|training        default inference
 //   --optimizer adam|sgd|momentum    training only; default adam
 // (costmodel/training.h documents what a training step adds).
-#ifndef AUTOPAR_TOOLS_MODE_FLAGS_H_
-#define AUTOPAR_TOOLS_MODE_FLAGS_H_
+#ifndef AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_
+#define AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "costmodel/training.h"
-#include "tools/args.h"
+#include "tools/cli/args.h"
 
 namespace autopar::tools {
 
@@ -28,4 +28,4 @@ std::string StepDescription(const costmodel::StepOptions& step);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_MODE_FLAGS_H_
+#endif  // AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_

@@ -1,8 +1,8 @@
-#include "tools/problem_flags.h"
+#include "tools/cli/problem_flags.h"
 
-#include "tools/cluster_flags.h"
-#include "tools/mode_flags.h"
-#include "tools/model_loading.h"
+#include "tools/cli/cluster_flags.h"
+#include "tools/cli/mode_flags.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 
@@ -14,12 +14,13 @@ std::vector<FlagSpec> ProblemFlagSpecs(bool accept_cost_graph) {
   return specs;
 }
 
-absl::StatusOr<ProblemRequest> ProblemRequestFromArgs(const ParsedArgs& args,
-                                                      bool accept_cost_graph) {
-  ProblemRequest request;
-  request.args = args;
+absl::StatusOr<pipeline::ProblemRequest> ProblemRequestFromArgs(const ParsedArgs& args,
+                                                                bool accept_cost_graph) {
+  pipeline::ProblemRequest request;
   // Wrong counts and sizes are usage errors; files are read in PrepareProblem.
-  if (absl::Status cluster = CheckClusterFlags(args); !cluster.ok()) return cluster;
+  absl::StatusOr<pipeline::ClusterRequest> cluster = ClusterRequestFromArgs(args);
+  if (!cluster.ok()) return cluster.status();
+  request.cluster = *std::move(cluster);
   if (accept_cost_graph) request.cost_graph_path = args.Get("costgraph");
   const bool from_cost_graph = request.cost_graph_path.has_value();
   if (args.positional().size() != (from_cost_graph ? 0u : 1u)) {
@@ -43,20 +44,9 @@ absl::StatusOr<ProblemRequest> ProblemRequestFromArgs(const ParsedArgs& args,
   return request;
 }
 
-void AttachProgress(ProgressReporter& progress, ProblemRequest& request) {
+void AttachProgress(ProgressReporter& progress, pipeline::ProblemRequest& request) {
   request.load.on_progress = progress.Task("loading model", ProgressUnit::kBytes);
   request.coarsen.on_progress = progress.Task("coarsening", ProgressUnit::kCount);
-}
-
-absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
-  const bool from_cost_graph = request.cost_graph_path.has_value();
-  // A cost graph may carry its own cluster; a model gets the default one.
-  absl::StatusOr<std::optional<costmodel::Cluster>> cluster =
-      ClusterFromArgs(request.args, !from_cost_graph);
-  if (!cluster.ok()) return cluster.status();
-  if (from_cost_graph) return PrepareCostGraph(*request.cost_graph_path, *std::move(cluster));
-  return PrepareModel(request.model_path, request.shapes, **std::move(cluster), {}, request.coarsen,
-                      request.step, request.load);
 }
 
 }  // namespace autopar::tools

@@ -1,4 +1,4 @@
-#include "tools/progress_reporter.h"
+#include "tools/cli/progress_reporter.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tools/cli_output.h"
+#include "tools/cli/cli_output.h"
 
 namespace autopar::tools {
 namespace {

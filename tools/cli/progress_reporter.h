@@ -9,8 +9,8 @@
 //       "coarsening  /  12,000".
 // The libraries never print: they take a callback (SearchOptions::on_progress,
 // onnx_io::LoadOptions::on_progress, ...) and this class makes it.
-#ifndef AUTOPAR_TOOLS_PROGRESS_REPORTER_H_
-#define AUTOPAR_TOOLS_PROGRESS_REPORTER_H_
+#ifndef AUTOPAR_TOOLS_CLI_PROGRESS_REPORTER_H_
+#define AUTOPAR_TOOLS_CLI_PROGRESS_REPORTER_H_
 
 #include <chrono>
 #include <cstdint>
@@ -102,4 +102,4 @@ std::string FormatEta(double seconds);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_PROGRESS_REPORTER_H_
+#endif  // AUTOPAR_TOOLS_CLI_PROGRESS_REPORTER_H_

@@ -1,4 +1,4 @@
-#include "tools/units.h"
+#include "tools/cli/quantities.h"
 
 #include <cctype>
 #include <cmath>

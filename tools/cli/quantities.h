@@ -1,7 +1,7 @@
 // Sizes and durations as users type them: "16GiB", "512MB", "1.5e9", "10s",
 // "2m", "250ms".
-#ifndef AUTOPAR_TOOLS_UNITS_H_
-#define AUTOPAR_TOOLS_UNITS_H_
+#ifndef AUTOPAR_TOOLS_CLI_QUANTITIES_H_
+#define AUTOPAR_TOOLS_CLI_QUANTITIES_H_
 
 #include <cstdint>
 #include <string>
@@ -19,4 +19,4 @@ absl::StatusOr<double> ParseDurationSeconds(const std::string& text);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_UNITS_H_
+#endif  // AUTOPAR_TOOLS_CLI_QUANTITIES_H_

@@ -1,9 +1,9 @@
-#include "tools/search_flags.h"
+#include "tools/cli/search_flags.h"
 
 #include <limits>
 
 #include "absl/strings/numbers.h"
-#include "tools/units.h"
+#include "tools/cli/quantities.h"
 
 namespace autopar::tools {
 

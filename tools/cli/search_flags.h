@@ -2,15 +2,15 @@
 // `compare` and the main command): which algorithm, its seed, time budget,
 // generation limit and threads, the micro-batches the plan runs with, and
 // whether to show progress.
-#ifndef AUTOPAR_TOOLS_SEARCH_FLAGS_H_
-#define AUTOPAR_TOOLS_SEARCH_FLAGS_H_
+#ifndef AUTOPAR_TOOLS_CLI_SEARCH_FLAGS_H_
+#define AUTOPAR_TOOLS_CLI_SEARCH_FLAGS_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "search/search.h"
-#include "tools/args.h"
+#include "tools/cli/args.h"
 
 namespace autopar::tools {
 
@@ -35,4 +35,4 @@ absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_SEARCH_FLAGS_H_
+#endif  // AUTOPAR_TOOLS_CLI_SEARCH_FLAGS_H_

@@ -1,7 +1,7 @@
 // --dot's GraphViz text, read back line by line: every unit coloured by its
 // device, exactly the edges that cross devices bold and labelled with their
 // bytes, labels escaped, the same text for the same plan.
-#include "tools/dot_export.h"
+#include "tools/artifacts/dot_export.h"
 
 #include <map>
 #include <regex>

@@ -1,11 +1,11 @@
-// report.html (tools/report_html.h): the document's structure (a lane per
+// report.html (tools/artifacts/report_html.h): the document's structure (a lane per
 // device and per busy link, the summary numbers, the device and transfer
 // tables, TGA's convergence curve), the comparison page of `compare
 // --report`, that no node, tensor or device name can inject markup, that the
 // same input gives the same bytes, and that the timeline of a 100k-node graph
 // is aggregated into a few MB. (tests/e2e/report_browser.test.mjs opens the
 // reports in a browser.)
-#include "tools/report_html.h"
+#include "tools/artifacts/report_html.h"
 
 #include <string>
 #include <vector>

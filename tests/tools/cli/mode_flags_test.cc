@@ -1,4 +1,4 @@
-#include "tools/mode_flags.h"
+#include "tools/cli/mode_flags.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

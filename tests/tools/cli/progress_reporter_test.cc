@@ -1,7 +1,7 @@
 // The progress line: what it prints (a search's generations, a bar for a
 // known total, a spinner for an unknown one), that it stays quiet when
 // disabled, and that it ends its line.
-#include "tools/progress_reporter.h"
+#include "tools/cli/progress_reporter.h"
 
 #include <cstdio>
 #include <string>

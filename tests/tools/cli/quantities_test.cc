@@ -1,11 +1,11 @@
-#include "tools/units.h"
+#include "tools/cli/quantities.h"
 
 #include "gtest/gtest.h"
 
 namespace autopar::tools {
 namespace {
 
-TEST(UnitsTest, ByteSizes) {
+TEST(QuantitiesTest, ByteSizes) {
   EXPECT_EQ(*ParseByteSize("16GiB"), int64_t{16} << 30);
   EXPECT_EQ(*ParseByteSize("512MB"), 512000000);
   EXPECT_EQ(*ParseByteSize("1.5kib"), 1536);
@@ -20,7 +20,7 @@ TEST(UnitsTest, ByteSizes) {
   EXPECT_FALSE(ParseByteSize("1e30").ok());
 }
 
-TEST(UnitsTest, Durations) {
+TEST(QuantitiesTest, Durations) {
   EXPECT_DOUBLE_EQ(*ParseDurationSeconds("10s"), 10);
   EXPECT_DOUBLE_EQ(*ParseDurationSeconds("2m"), 120);
   EXPECT_DOUBLE_EQ(*ParseDurationSeconds("250ms"), 0.25);

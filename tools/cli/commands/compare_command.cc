@@ -1,4 +1,4 @@
-#include "tools/compare_command.h"
+#include "tools/cli/commands/compare_command.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,15 +13,15 @@
 #include "absl/strings/strip.h"
 #include "costmodel/lower_bound.h"
 #include "nlohmann/json.hpp"
+#include "pipeline/planning.h"
 #include "search/feasibility.h"
-#include "tools/cli_output.h"
-#include "tools/cluster_flags.h"
-#include "tools/exit_codes.h"
-#include "tools/planning.h"
-#include "tools/problem_flags.h"
-#include "tools/progress_reporter.h"
-#include "tools/report_html.h"
-#include "tools/search_flags.h"
+#include "tools/artifacts/report_html.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/cluster_flags.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/problem_flags.h"
+#include "tools/cli/progress_reporter.h"
+#include "tools/cli/search_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -53,10 +53,13 @@ algorithm (iterative ones use the budget; one-shot ones ignore it).
 
 --report FILE.html also writes the comparison as a self-contained HTML page:
 the table, and below it the plan of a selected algorithm (the best at first)
-drawn as the main command's report.html draws it, at the unit level.
+drawn as the main command's report.html draws it.
 
 Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
-cost graph for the "devices" block it contains.
+cost graph for the "devices" block it contains. Each cluster flag changes only
+what it names: over a cost graph's own devices, --devices N changes the count
+(keeping their memory and links) and --memory-per-device the memory; --device
+cannot replace them (--cluster replaces the whole cluster).
 
 examples:
   onnx-autopar compare resnet50.onnx --devices 4 --device V100
@@ -69,7 +72,7 @@ examples:
 struct Row {
   std::string algorithm;
   /// Set when the algorithm returned a placement.
-  std::optional<Plan> plan;
+  std::optional<pipeline::Plan> plan;
   /// Why it did not (the algorithm's error), else empty.
   std::string error;
   bool infeasible = false;  // the error is "no plan within memory"
@@ -82,7 +85,8 @@ struct Row {
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 // The fullest device: its peak memory and capacity.
-std::pair<int64_t, int64_t> FullestDevice(const PlanningProblem& problem, const Plan& plan) {
+std::pair<int64_t, int64_t> FullestDevice(const pipeline::PlanningProblem& problem,
+                                          const pipeline::Plan& plan) {
   int fullest = 0;
   double fullest_ratio = -1;
   for (int d = 0; d < problem.cluster.num_devices(); ++d) {
@@ -127,7 +131,7 @@ absl::StatusOr<std::vector<std::string>> AlgorithmsFromFlag(const std::string& v
 }
 
 // Whether one device of the cluster holds the whole model.
-bool OneDeviceHoldsIt(const PlanningProblem& problem) {
+bool OneDeviceHoldsIt(const pipeline::PlanningProblem& problem) {
   int64_t largest = 0;
   for (const costmodel::ClusterDevice& d : problem.cluster.devices) {
     largest = std::max(largest, d.memory_bytes);
@@ -135,14 +139,15 @@ bool OneDeviceHoldsIt(const PlanningProblem& problem) {
   return search::MinimumMemoryBytes(problem.units()) <= largest;
 }
 
-std::vector<Row> RunAll(const PlanningProblem& problem, const std::vector<std::string>& algorithms,
+std::vector<Row> RunAll(const pipeline::PlanningProblem& problem,
+                        const std::vector<std::string>& algorithms,
                         const search::SearchOptions& options) {
   std::vector<Row> rows;
   for (const std::string& algorithm : algorithms) {
     Row row;
     row.algorithm = algorithm;
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<Plan> plan = MakePlan(problem, algorithm, options);
+    absl::StatusOr<pipeline::Plan> plan = pipeline::MakePlan(problem, algorithm, options);
     if (plan.ok()) {
       row.search_time_ms = plan->search_time_ms;
       row.plan = *std::move(plan);
@@ -173,15 +178,15 @@ std::string Status(const Row& row) {
   return row.infeasible ? "infeasible" : "error";
 }
 
-nlohmann::ordered_json CompareJson(const PlanningProblem& problem, const std::vector<Row>& rows,
-                                   int microbatches) {
+nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
+                                   const std::vector<Row>& rows, int microbatches) {
   const costmodel::CostGraph& units = problem.units();
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   nlohmann::ordered_json best = nullptr, single_device_step_us = nullptr;
   for (const Row& row : rows) {
     nlohmann::ordered_json r = {{"algorithm", row.algorithm}, {"status", Status(row)}};
     if (row.plan) {
-      const Plan& plan = *row.plan;
+      const pipeline::Plan& plan = *row.plan;
       const auto [peak, capacity] = FullestDevice(problem, plan);
       r["step_time_us"] = plan.simulation.step_time_us;
       r["ratio_to_lower_bound"] = Ratio(plan.simulation.step_time_us, plan.lower_bound.bound_us);
@@ -210,13 +215,14 @@ nlohmann::ordered_json CompareJson(const PlanningProblem& problem, const std::ve
     if (row.best) best = row.algorithm;
     results.push_back(std::move(r));
   }
-  return {{"units", units.num_units()},
-          {"devices", problem.cluster.num_devices()},
-          {"lower_bound_us",
-           costmodel::ComputeLowerBound(units, problem.cluster, microbatches).bound_us},
-          {"single_device_step_us", single_device_step_us},
-          {"best", best},
-          {"results", results}};
+  return {
+      {"units", units.num_units()},
+      {"devices", problem.cluster.num_devices()},
+      {"lower_bound_us",
+       costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, microbatches).bound_us},
+      {"single_device_step_us", single_device_step_us},
+      {"best", best},
+      {"results", results}};
 }
 
 std::string CsvField(const std::string& text) {
@@ -226,14 +232,14 @@ std::string CsvField(const std::string& text) {
   return quoted + "\"";
 }
 
-std::string CompareCsv(const PlanningProblem& problem, const std::vector<Row>& rows) {
+std::string CompareCsv(const pipeline::PlanningProblem& problem, const std::vector<Row>& rows) {
   std::string text =
       "algorithm,status,step_time_us,ratio_to_lower_bound,speedup,peak_memory_over_capacity,"
       "feasible,cut_edges,comm_bytes,search_time_ms,best,error\n";
   for (const Row& row : rows) {
     std::string numbers = ",,,";
     if (row.plan) {
-      const Plan& plan = *row.plan;
+      const pipeline::Plan& plan = *row.plan;
       const auto [peak, capacity] = FullestDevice(problem, plan);
       numbers = absl::StrFormat("%.3f,%.4f,%.4f,%.4f", plan.simulation.step_time_us,
                                 Ratio(plan.simulation.step_time_us, plan.lower_bound.bound_us),
@@ -250,11 +256,11 @@ std::string CompareCsv(const PlanningProblem& problem, const std::vector<Row>& r
   return text;
 }
 
-std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>& rows,
+std::string CompareTable(const pipeline::PlanningProblem& problem, const std::vector<Row>& rows,
                          int microbatches) {
   const costmodel::CostGraph& units = problem.units();
   const costmodel::LowerBound bound =
-      costmodel::ComputeLowerBound(units, problem.cluster, microbatches);
+      costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, microbatches);
   std::string text =
       absl::StrFormat("%u units on %d devices; lower bound %.1f us\n", units.num_units(),
                       problem.cluster.num_devices(), bound.bound_us);
@@ -277,7 +283,7 @@ std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>&
       }
       continue;
     }
-    const Plan& plan = *row.plan;
+    const pipeline::Plan& plan = *row.plan;
     const auto [peak, capacity] = FullestDevice(problem, plan);
     absl::StrAppendFormat(&text, "%s %-12s %12.1f %8.2f %8.2fx %8.0f%% %5s %9d %11s %10.2f\n", mark,
                           row.algorithm, plan.simulation.step_time_us,
@@ -296,29 +302,15 @@ std::string CompareTable(const PlanningProblem& problem, const std::vector<Row>&
   return text;
 }
 
-// Per unit, its costs as far as the report uses them: the op family of the
-// unit's node with the most FLOPs (the first among equals). Cost graph files
-// carry no op families: empty, and the report colours every unit "other".
-std::vector<costmodel::NodeCost> UnitCosts(const PlanningProblem& problem) {
-  if (!problem.coarsening || !problem.nodes) return {};
-  std::vector<costmodel::NodeCost> units(problem.units().num_units());
-  std::vector<int64_t> heaviest(units.size(), -1);
-  const std::vector<uint32_t>& unit_of_node = problem.coarsening->unit_of_node;
-  for (size_t n = 0; n < unit_of_node.size() && n < problem.nodes->costs.size(); ++n) {
-    const costmodel::NodeCost& cost = problem.nodes->costs[n];
-    const uint32_t u = unit_of_node[n];
-    if (u >= units.size() || cost.flops <= heaviest[u]) continue;
-    heaviest[u] = cost.flops;
-    units[u].op_class = cost.op_class;
-  }
-  return units;
-}
-
-// --report: every row's plan drawn (tools/report_html.h).
+// --report: every row's plan drawn (tools/artifacts/report_html.h).
 absl::Status WriteReport(const std::string& path, const std::string& model,
-                         const PlanningProblem& problem, const std::vector<Row>& rows,
+                         const pipeline::PlanningProblem& problem, const std::vector<Row>& rows,
                          int microbatches) {
-  const std::vector<costmodel::NodeCost> unit_costs = UnitCosts(problem);
+  // Drawn node by node, as judged (Note [One judgement] in pipeline/planning.h);
+  // cost graph files carry no op families, so their nodes are coloured "other".
+  const std::vector<costmodel::NodeCost> no_costs;
+  const std::vector<costmodel::NodeCost>& node_costs =
+      problem.nodes ? problem.nodes->costs : no_costs;
   std::vector<std::vector<passes::Transfer>> transfers(rows.size());
   std::vector<ComparedPlan> plans;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -326,8 +318,8 @@ absl::Status WriteReport(const std::string& path, const std::string& model,
     ComparedPlan& compared = plans.emplace_back(
         ComparedPlan{.algorithm = row.algorithm, .error = row.error, .best = row.best});
     if (!row.plan) continue;
-    const Plan& plan = *row.plan;
-    transfers[i] = UnitTransfers(problem.units(), plan.placement);
+    const pipeline::Plan& plan = *row.plan;
+    transfers[i] = UnitTransfers(problem.node_graph(), plan.node_placement);
     compared.cut_edges = plan.cut_edges;
     compared.report = ReportInput{.model = model,
                                   .algorithm = row.algorithm,
@@ -336,8 +328,8 @@ absl::Status WriteReport(const std::string& path, const std::string& model,
                                   .lower_bound_us = plan.lower_bound.bound_us,
                                   .single_device_step_us = plan.single_device_step_us,
                                   .cluster = &problem.cluster,
-                                  .graph = &problem.units(),
-                                  .unit_costs = unit_costs,
+                                  .graph = &problem.node_graph(),
+                                  .unit_costs = node_costs,
                                   .simulation = &plan.simulation,
                                   .transfers = transfers[i],
                                   .convergence = plan.progress};
@@ -376,12 +368,12 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<ProblemRequest> request =
+  absl::StatusOr<pipeline::ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
   ProgressReporter progress(search->quiet);
   AttachProgress(progress, *request);
-  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
+  absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
   const std::vector<std::string> algorithms =

@@ -5,8 +5,8 @@
 // plan fits, cut edges, bytes sent and search time — with the best plan (the
 // fastest that fits) marked. An algorithm that finds no plan gets a row that
 // says why; the others still run.
-#ifndef AUTOPAR_TOOLS_COMPARE_COMMAND_H_
-#define AUTOPAR_TOOLS_COMPARE_COMMAND_H_
+#ifndef AUTOPAR_TOOLS_CLI_COMMANDS_COMPARE_COMMAND_H_
+#define AUTOPAR_TOOLS_CLI_COMMANDS_COMPARE_COMMAND_H_
 
 #include <string>
 #include <vector>
@@ -19,4 +19,4 @@ int RunCompareCommand(const std::vector<std::string>& args);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_COMPARE_COMMAND_H_
+#endif  // AUTOPAR_TOOLS_CLI_COMMANDS_COMPARE_COMMAND_H_

@@ -1,4 +1,4 @@
-#include "tools/cost_command.h"
+#include "tools/cli/commands/cost_command.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,11 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "costmodel/cost_graph_json.h"
 #include "passes/annotate_costs.h"
-#include "tools/cli_output.h"
-#include "tools/cluster_flags.h"
-#include "tools/exit_codes.h"
-#include "tools/mode_flags.h"
-#include "tools/units.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/cluster_flags.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/mode_flags.h"
+#include "tools/cli/quantities.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -282,7 +283,7 @@ absl::StatusOr<ModelCost> CostModelFile(const std::string& path,
                                         const costmodel::CostOptions& cost_options,
                                         const costmodel::DeviceSpec& device,
                                         const costmodel::StepOptions& step) {
-  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shape_options);
+  absl::StatusOr<pipeline::LoadedModel> loaded = pipeline::LoadAndAnalyze(path, shape_options);
   if (!loaded.ok()) return loaded.status();
   ModelCost cost;
   cost.loaded = *std::move(loaded);
@@ -359,12 +360,10 @@ absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const Par
   if (!devices.ok()) return devices.status();
   absl::StatusOr<int64_t> memory = MemoryPerDeviceFlag(args, device.memory_bytes);
   if (!memory.ok()) return memory.status();
-  double bandwidth = 0;
-  double latency = 0;
-  DefaultLink(device, bandwidth, latency);
-  costmodel::Cluster cluster =
-      costmodel::MakeHomogeneousCluster(device, *devices, *memory, bandwidth, latency);
-  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes);
+  const pipeline::Link link = pipeline::DefaultLink(device);
+  costmodel::Cluster cluster = costmodel::MakeHomogeneousCluster(
+      device, *devices, *memory, link.bandwidth_bytes_per_s, link.latency_us);
+  absl::StatusOr<pipeline::LoadedModel> loaded = pipeline::LoadAndAnalyze(path, shapes);
   if (!loaded.ok()) return loaded.status();
   absl::StatusOr<passes::AnnotatedGraph> annotated =
       passes::AnnotateCosts(loaded->graph, cluster, costs, step);

@@ -1,8 +1,8 @@
 // `onnx-autopar cost`: what every node of a model costs (MACs, FLOPs, bytes,
 // parameters, memory) and how long it should take on a device, with totals
 // and a per-operator breakdown — the cost model (costmodel/) made visible.
-#ifndef AUTOPAR_TOOLS_COST_COMMAND_H_
-#define AUTOPAR_TOOLS_COST_COMMAND_H_
+#ifndef AUTOPAR_TOOLS_CLI_COMMANDS_COST_COMMAND_H_
+#define AUTOPAR_TOOLS_CLI_COMMANDS_COST_COMMAND_H_
 
 #include <optional>
 #include <string>
@@ -15,13 +15,13 @@
 #include "costmodel/training.h"
 #include "nlohmann/json.hpp"
 #include "passes/infer_shapes.h"
-#include "tools/model_loading.h"
+#include "pipeline/model_loading.h"
 
 namespace autopar::tools {
 
 /// A model with the cost of every node on one device.
 struct ModelCost {
-  LoadedModel loaded;
+  pipeline::LoadedModel loaded;
   /// Indexed like loaded.graph.nodes().
   std::vector<costmodel::NodeCost> costs;
   std::vector<double> time_us;
@@ -54,4 +54,4 @@ int RunCostCommand(const std::vector<std::string>& args);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_COST_COMMAND_H_
+#endif  // AUTOPAR_TOOLS_CLI_COMMANDS_COST_COMMAND_H_

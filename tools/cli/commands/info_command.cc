@@ -1,4 +1,4 @@
-#include "tools/info_command.h"
+#include "tools/cli/commands/info_command.h"
 
 #include <cstdio>
 #include <map>
@@ -6,9 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tools/cli_output.h"
-#include "tools/exit_codes.h"
-#include "tools/model_loading.h"
+#include "pipeline/model_loading.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -134,7 +135,8 @@ int RunInfoCommand(const std::vector<std::string>& args) {
   if (!options.ok()) return UsageError(options.status().message(), kUsage);
   options->require_static = false;  // info reports what is unresolved instead
 
-  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(parsed->positional()[0], *options);
+  absl::StatusOr<pipeline::LoadedModel> loaded =
+      pipeline::LoadAndAnalyze(parsed->positional()[0], *options);
   if (!loaded.ok()) return ReportError(loaded.status());
 
   nlohmann::ordered_json info = ModelInfoJson(loaded->graph);

@@ -1,7 +1,7 @@
 // `onnx-autopar info`: what a model contains — nodes, operators, opsets,
 // parameters, inputs and outputs, and which dims are still unresolved.
-#ifndef AUTOPAR_TOOLS_INFO_COMMAND_H_
-#define AUTOPAR_TOOLS_INFO_COMMAND_H_
+#ifndef AUTOPAR_TOOLS_CLI_COMMANDS_INFO_COMMAND_H_
+#define AUTOPAR_TOOLS_CLI_COMMANDS_INFO_COMMAND_H_
 
 #include <string>
 #include <vector>
@@ -19,4 +19,4 @@ int RunInfoCommand(const std::vector<std::string>& args);
 
 }  // namespace autopar::tools
 
-#endif  // AUTOPAR_TOOLS_INFO_COMMAND_H_
+#endif  // AUTOPAR_TOOLS_CLI_COMMANDS_INFO_COMMAND_H_

@@ -1,4 +1,4 @@
-#include "tools/place_command.h"
+#include "tools/cli/commands/place_command.h"
 
 #include <cstdio>
 #include <optional>
@@ -6,14 +6,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tools/cli_output.h"
-#include "tools/cluster_flags.h"
-#include "tools/dot_export.h"
-#include "tools/exit_codes.h"
-#include "tools/mode_flags.h"
-#include "tools/problem_flags.h"
-#include "tools/progress_reporter.h"
-#include "tools/search_flags.h"
+#include "tools/artifacts/dot_export.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/cluster_flags.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/mode_flags.h"
+#include "tools/cli/problem_flags.h"
+#include "tools/cli/progress_reporter.h"
+#include "tools/cli/search_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -48,7 +48,10 @@ Progress bars (loading, coarsening, TGA's generations) show only when stderr
 is a terminal; --quiet turns them off.
 
 Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
-cost graph for the "devices" block it contains.
+cost graph for the "devices" block it contains. Each cluster flag changes only
+what it names: over a cost graph's own devices, --devices N changes the count
+(keeping their memory and links) and --memory-per-device the memory; --device
+cannot replace them (--cluster replaces the whole cluster).
 
 examples:
   onnx-autopar place resnet50.onnx --devices 4 --device V100
@@ -62,7 +65,8 @@ double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
 
-nlohmann::ordered_json PlanJsonSummary(const PlanningProblem& problem, const Plan& plan) {
+nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
+                                       const pipeline::Plan& plan) {
   const costmodel::SimulationResult& sim = plan.simulation;
   nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
   nlohmann::ordered_json capacities = nlohmann::ordered_json::array();
@@ -73,14 +77,13 @@ nlohmann::ordered_json PlanJsonSummary(const PlanningProblem& problem, const Pla
     busy.push_back(sim.devices[d].busy_us);
   }
   nlohmann::ordered_json placement = nlohmann::ordered_json::object();
-  if (problem.coarsening) {
+  const std::vector<int32_t>& node_device = plan.node_placement.device;
+  if (problem.model) {
     const ir::Graph& graph = problem.model->graph;
-    costmodel::Placement nodes = passes::ExpandPlacement(*problem.coarsening, plan.placement);
     for (uint32_t i = 0; i < graph.num_nodes(); ++i)
-      placement[graph.node(ir::NodeId(i)).name] = nodes.device[i];
+      placement[graph.node(ir::NodeId(i)).name] = node_device[i];
   } else {
-    for (uint32_t u = 0; u < problem.units().num_units(); ++u)
-      placement[absl::StrCat(u)] = plan.placement.device[u];
+    for (uint32_t u = 0; u < node_device.size(); ++u) placement[absl::StrCat(u)] = node_device[u];
   }
   return {{"algorithm", plan.algorithm},
           {"mode", std::string(costmodel::StepModeName(problem.step.mode))},
@@ -100,7 +103,7 @@ nlohmann::ordered_json PlanJsonSummary(const PlanningProblem& problem, const Pla
           {"placement", placement}};
 }
 
-std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
+std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan) {
   const costmodel::SimulationResult& sim = plan.simulation;
   std::string text;
   absl::StrAppendFormat(&text, "algorithm     %s (%.1f ms search, %u units)\n", plan.algorithm,
@@ -115,7 +118,7 @@ std::string PlanText(const PlanningProblem& problem, const Plan& plan) {
                         FormatBytes(sim.comm_bytes), sim.transfers);
   absl::StrAppendFormat(&text, "memory        %s\n",
                         sim.memory_overflow ? "OVER CAPACITY" : "fits");
-  absl::StrAppendFormat(&text, "%-8s %8s %12s %6s %24s %6s\n", "device", "units", "busy us", "load",
+  absl::StrAppendFormat(&text, "%-8s %8s %12s %6s %24s %6s\n", "device", "nodes", "busy us", "load",
                         "peak memory / capacity", "");
   for (int d = 0; d < problem.cluster.num_devices(); ++d) {
     const costmodel::DeviceUsage& u = sim.devices[d];
@@ -149,21 +152,22 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<ProblemRequest> request =
+  absl::StatusOr<pipeline::ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
   ProgressReporter progress(search->quiet);
   AttachProgress(progress, *request);
-  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
+  absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
-  absl::StatusOr<Plan> plan = MakePlan(*problem, search->algorithm, search->options);
+  absl::StatusOr<pipeline::Plan> plan =
+      pipeline::MakePlan(*problem, search->algorithm, search->options);
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
   if (std::optional<std::string> dot_path = parsed->Get("dot")) {
-    absl::StatusOr<std::string> dot =
-        PlacementToDot(problem->units(), plan->placement.device, DeviceNames(problem->cluster));
+    absl::StatusOr<std::string> dot = PlacementToDot(problem->units(), plan->unit_placement.device,
+                                                     DeviceNames(problem->cluster));
     if (!dot.ok()) return ReportError(dot.status());
     if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
   }

@@ -1,4 +1,4 @@
-#include "tools/split_command.h"
+#include "tools/cli/commands/split_command.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -6,24 +6,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "costmodel/lower_bound.h"
-#include "costmodel/simulator.h"
 #include "onnx_io/deployment_writer.h"
-#include "passes/coarsen.h"
 #include "passes/partition.h"
-#include "passes/validate_deployment.h"
-#include "tools/cli_output.h"
-#include "tools/dot_export.h"
-#include "tools/exit_codes.h"
-#include "tools/placement_file.h"
-#include "tools/plan_json.h"
-#include "tools/planning.h"
-#include "tools/problem_flags.h"
-#include "tools/progress_reporter.h"
-#include "tools/report_html.h"
-#include "tools/search_flags.h"
-#include "tools/sha256.h"
-#include "tools/split_summary_json.h"
+#include "pipeline/split.h"
+#include "tools/artifacts/dot_export.h"
+#include "tools/artifacts/file_sha256.h"
+#include "tools/artifacts/placement_file.h"
+#include "tools/artifacts/plan_json.h"
+#include "tools/artifacts/report_html.h"
+#include "tools/artifacts/split_summary_json.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/problem_flags.h"
+#include "tools/cli/progress_reporter.h"
+#include "tools/cli/search_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -79,55 +75,11 @@ examples:
   onnx-autopar model.onnx -o out --json --dot out.dot
 )";
 
-/// The placement the deployment is made from, node by node.
-struct NodePlacement {
-  std::string algorithm;
-  costmodel::Placement nodes;
-  /// The searched placement of the coarsened graph's units (for --dot);
-  /// absent for a given placement.
-  std::optional<costmodel::Placement> units;
-  double search_time_ms = 0;
-  /// The search's progress per generation (TGA), for the report.
-  std::vector<search::Progress> progress;
-};
-
-absl::StatusOr<NodePlacement> ChoosePlacement(const PlanningProblem& problem,
-                                              const ParsedArgs& args, const SearchFlags& search) {
-  const ir::Graph& graph = problem.model->graph;
-  if (std::optional<std::string> file = args.Get("placement")) {
-    absl::StatusOr<std::vector<int32_t>> devices =
-        ReadPlacementFile(*file, graph, problem.cluster.num_devices());
-    if (!devices.ok()) return devices.status();
-    return NodePlacement{.algorithm = "given", .nodes = {.device = *std::move(devices)}};
-  }
-  absl::StatusOr<Plan> plan = MakePlan(problem, search.algorithm, search.options);
-  if (!plan.ok()) return plan.status();
-  return NodePlacement{.algorithm = plan->algorithm,
-                       .nodes = passes::ExpandPlacement(*problem.coarsening, plan->placement),
-                       .units = plan->placement,
-                       .search_time_ms = plan->search_time_ms,
-                       .progress = std::move(plan->progress)};
-}
-
-/// The first device over its memory, as an error.
-absl::Status OverflowError(const costmodel::Cluster& cluster,
-                           const costmodel::SimulationResult& sim, const std::string& algorithm) {
-  for (int d = 0; d < cluster.num_devices(); ++d) {
-    if (sim.devices[d].peak_memory_bytes > cluster.device(d).memory_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the ", algorithm, " placement needs ",
-                       FormatBytes(sim.devices[d].peak_memory_bytes), " on device ", d, " (",
-                       cluster.device(d).name, ", ", FormatBytes(cluster.device(d).memory_bytes),
-                       "); use more devices or devices with more memory"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-std::string Summary(const std::string& out_dir, const PlanningProblem& problem,
-                    const NodePlacement& placement, const passes::Deployment& deployment,
-                    const costmodel::SimulationResult& sim, double lower_bound_us,
-                    double single_device_us, bool report) {
+std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report) {
+  const pipeline::PlanningProblem& problem = result.problem;
+  const pipeline::Plan& plan = result.plan;
+  const costmodel::SimulationResult& sim = plan.simulation;
+  const passes::Deployment& deployment = result.deployment;
   const costmodel::Cluster& cluster = problem.cluster;
   std::string text;
   absl::StrAppendFormat(
@@ -135,12 +87,12 @@ std::string Summary(const std::string& out_dir, const PlanningProblem& problem,
       deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"),
       report ? ", report.html" : "");
   absl::StrAppendFormat(&text, "placement  %s (%.1f ms search), %u nodes in %u units\n",
-                        placement.algorithm, placement.search_time_ms,
-                        problem.model->graph.num_nodes(), problem.units().num_units());
+                        plan.algorithm, plan.search_time_ms, problem.model->graph.num_nodes(),
+                        problem.units().num_units());
   absl::StrAppendFormat(
       &text, "predicted  %.1f us per step (lower bound %.1f us; %.2fx over one device)\n",
-      sim.step_time_us, lower_bound_us,
-      sim.step_time_us > 0 ? single_device_us / sim.step_time_us : 0.0);
+      sim.step_time_us, plan.lower_bound.bound_us,
+      sim.step_time_us > 0 ? plan.single_device_step_us / sim.step_time_us : 0.0);
   absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
                         FormatBytes(sim.comm_bytes));
   for (int d = 0; d < cluster.num_devices(); ++d) {
@@ -182,102 +134,86 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   }
   absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
   if (!search.ok()) return UsageError(search.status().message(), kUsage);
-  absl::StatusOr<ProblemRequest> request =
+  absl::StatusOr<pipeline::ProblemRequest> problem_request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/false);
-  if (!request.ok()) return UsageError(request.status().message(), kUsage);
-  const std::string& model_path = request->model_path;
+  if (!problem_request.ok()) return UsageError(problem_request.status().message(), kUsage);
+  pipeline::SplitRequest request{.problem = *std::move(problem_request),
+                                 .algorithm = search->algorithm,
+                                 .search = search->options,
+                                 .partition = {.stages = parsed->Has("stages")}};
+  if (std::optional<std::string> file = parsed->Get("placement")) {
+    absl::StatusOr<pipeline::NamedPlacement> given = ReadPlacementFile(*file);
+    if (!given.ok()) return ReportError(given.status());
+    request.given_placement = *std::move(given);
+  }
+  const std::string& model_path = request.problem.model_path;
   ProgressReporter progress(search->quiet);
-  AttachProgress(progress, *request);
-  absl::StatusOr<PlanningProblem> problem = PrepareProblem(*request);
+  AttachProgress(progress, request.problem);
+  // The search's progress bar starts when the search does; the loading and
+  // coarsening bars end there.
+  request.problem.on_phase = [&progress](std::string_view phase) {
+    if (phase.starts_with("placement")) progress.Finish();
+  };
+  request.search.on_progress = progress.Callback(search->options.time_budget_s);
+  absl::StatusOr<pipeline::SplitResult> result = pipeline::Split(request);
   progress.Finish();
-  if (!problem.ok()) return ReportError(problem.status());
-  search->options.on_progress = progress.Callback(search->options.time_budget_s);
-  absl::StatusOr<NodePlacement> placement = ChoosePlacement(*problem, *parsed, *search);
-  progress.Finish();
-  if (!placement.ok()) return ReportError(placement.status());
-
-  // Values Send/Recv cannot carry stay on one device; the prediction is made
-  // for the placement as written, node by node.
-  const ir::Graph& graph = problem->model->graph;
-  placement->nodes.device =
-      passes::ColocateNonTensorValues(graph, std::move(placement->nodes.device));
-  const costmodel::CostGraph& nodes = problem->nodes->graph;
-  costmodel::Simulator simulator(nodes, problem->cluster);
-  const costmodel::SimulationResult sim = simulator.Run(
-      placement->nodes, {.microbatches = search->options.microbatches, .record_timeline = true});
-  if (sim.memory_overflow) {
-    absl::Status overflow = OverflowError(problem->cluster, sim, placement->algorithm);
-    // A hand-made placement is the user's decision: written, with a warning.
-    if (placement->algorithm != "given") return ReportError(overflow);
-    std::fprintf(stderr, "onnx-autopar: warning: %s\n", std::string(overflow.message()).c_str());
-  }
-  const costmodel::Placement single{.device = std::vector<int32_t>(nodes.num_units(), 0)};
-  const double single_device_us =
-      simulator.Run(single, {.microbatches = search->options.microbatches}).step_time_us;
-  const double lower_bound_us =
-      costmodel::ComputeLowerBound(nodes, problem->cluster, search->options.microbatches).bound_us;
-
-  const int num_devices = problem->cluster.num_devices();
-  absl::StatusOr<passes::Deployment> deployment =
-      passes::Partition(problem->model->model, graph, placement->nodes.device, num_devices,
-                        {.stages = parsed->Has("stages")});
-  if (!deployment.ok()) return ReportError(deployment.status());
-  if (absl::Status valid = passes::ValidateDeployment(problem->model->model, graph,
-                                                      placement->nodes.device, *deployment);
-      !valid.ok()) {
-    return ReportError(
-        absl::InternalError(absl::StrCat("the rewritten models are invalid: ", valid.message())));
-  }
+  if (!result.ok()) return ReportError(result.status());
+  for (const std::string& warning : result->warnings)
+    std::fprintf(stderr, "onnx-autopar: warning: %s\n", warning.c_str());
+  const pipeline::PlanningProblem& problem = result->problem;
+  const pipeline::Plan& plan = result->plan;
   absl::StatusOr<std::string> sha256 = Sha256OfFile(model_path);
   if (!sha256.ok()) return ReportError(sha256.status());
 
   // Wall-clock time only on request: out_dir is deterministic otherwise.
   const std::optional<double> search_time_ms =
-      parsed->Has("timings") ? std::optional<double>(placement->search_time_ms) : std::nullopt;
+      parsed->Has("timings") ? std::optional<double>(plan.search_time_ms) : std::nullopt;
   const PlanRecord record{.source_path = model_path,
                           .source_sha256 = *sha256,
-                          .algorithm = placement->algorithm,
+                          .algorithm = plan.algorithm,
                           .seed = search->options.seed,
                           .search_time_ms = search_time_ms,
                           .microbatches = search->options.microbatches,
-                          .step = problem->step,
-                          .cluster = &problem->cluster,
-                          .graph = &graph,
-                          .node_device = placement->nodes.device,
-                          .node_costs = problem->nodes->costs,
-                          .deployment = &*deployment,
-                          .simulation = &sim,
-                          .lower_bound_us = lower_bound_us,
-                          .single_device_step_us = single_device_us};
-  onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(*deployment);
+                          .step = problem.step,
+                          .cluster = &problem.cluster,
+                          .graph = &problem.model->graph,
+                          .node_device = plan.node_placement.device,
+                          .node_costs = problem.nodes->costs,
+                          .deployment = &result->deployment,
+                          .simulation = &plan.simulation,
+                          .lower_bound_us = plan.lower_bound.bound_us,
+                          .single_device_step_us = plan.single_device_step_us};
+  onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
   files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
   const bool report = !parsed->Has("no-report");
   if (report) {
-    files.extra_files["report.html"] = RenderReport({.model = model_path,
-                                                     .algorithm = placement->algorithm,
-                                                     .search_time_ms = search_time_ms,
-                                                     .microbatches = search->options.microbatches,
-                                                     .lower_bound_us = lower_bound_us,
-                                                     .single_device_step_us = single_device_us,
-                                                     .cluster = &problem->cluster,
-                                                     .graph = &nodes,
-                                                     .unit_costs = problem->nodes->costs,
-                                                     .simulation = &sim,
-                                                     .transfers = deployment->transfers,
-                                                     .convergence = placement->progress});
+    files.extra_files["report.html"] =
+        RenderReport({.model = model_path,
+                      .algorithm = plan.algorithm,
+                      .search_time_ms = search_time_ms,
+                      .microbatches = search->options.microbatches,
+                      .lower_bound_us = plan.lower_bound.bound_us,
+                      .single_device_step_us = plan.single_device_step_us,
+                      .cluster = &problem.cluster,
+                      .graph = &problem.node_graph(),
+                      .unit_costs = problem.nodes->costs,
+                      .simulation = &plan.simulation,
+                      .transfers = result->deployment.transfers,
+                      .convergence = plan.progress});
   }
   absl::Status written = onnx_io::WriteDeployment(
-      *out_dir, problem->model->model, files,
+      *out_dir, problem.model->model, files,
       {.force = force, .on_progress = progress.Task("writing weights", ProgressUnit::kBytes)});
   progress.Finish();
   if (!written.ok()) return ReportError(written);
   if (std::optional<std::string> dot_path = parsed->Get("dot")) {
     // The graph the search placed; a given placement is drawn node by node.
     absl::StatusOr<std::string> dot =
-        placement->units
-            ? PlacementToDot(problem->units(), placement->units->device,
-                             DeviceNames(problem->cluster))
-            : PlacementToDot(nodes, placement->nodes.device, DeviceNames(problem->cluster));
+        plan.unit_placement.device.empty()
+            ? PlacementToDot(problem.node_graph(), plan.node_placement.device,
+                             DeviceNames(problem.cluster))
+            : PlacementToDot(problem.units(), plan.unit_placement.device,
+                             DeviceNames(problem.cluster));
     if (!dot.ok()) return ReportError(dot.status());
     if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
   }
@@ -285,14 +221,11 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     absl::StatusOr<std::vector<std::string>> listed = ListFiles(*out_dir);
     if (!listed.ok()) return ReportError(listed.status());
     PlanRecord timed = record;
-    timed.search_time_ms = placement->search_time_ms;
+    timed.search_time_ms = plan.search_time_ms;
     std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
     return kExitOk;
   }
-  std::fputs(Summary(*out_dir, *problem, *placement, *deployment, sim, lower_bound_us,
-                     single_device_us, report)
-                 .c_str(),
-             stdout);
+  std::fputs(Summary(*out_dir, *result, report).c_str(), stdout);
   return kExitOk;
 }
 
