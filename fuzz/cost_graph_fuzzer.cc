@@ -19,7 +19,7 @@
 #include "costmodel/cost_graph_json.h"
 #include "costmodel/device.h"
 #include "fuzz/fuzz_input_file.h"
-#include "tools/planning.h"
+#include "pipeline/planning.h"
 
 namespace autopar::fuzz {
 namespace {
@@ -28,21 +28,19 @@ constexpr const char* kAlgorithms[] = {"sgp",  "m-etf",       "m-sct",       "m-
                                        "heft", "pipeline-dp", "round-robin", "single"};
 
 absl::Status RunCostGraphPipeline(const std::filesystem::path& path, size_t size) {
-  // A document without a "devices" block is placed on two default devices.
+  // A document without a "devices" block is placed on two CPUs.
   absl::StatusOr<costmodel::CostGraphDocument> doc = costmodel::LoadCostGraphFile(path.string());
   if (!doc.ok()) return doc.status();
-  std::optional<costmodel::Cluster> cluster;
-  if (!doc->cluster) {
-    cluster = costmodel::MakeHomogeneousCluster(costmodel::CpuPreset(4), 2, 0, 1e10, 5);
-  }
-  absl::StatusOr<tools::PlanningProblem> problem =
-      tools::PrepareCostGraph(path.string(), std::move(cluster));
+  pipeline::ClusterRequest cluster;
+  if (!doc->cluster) cluster = {.devices = 2, .device = "cpu"};
+  absl::StatusOr<pipeline::PlanningProblem> problem =
+      pipeline::PrepareCostGraph(path.string(), cluster);
   if (!problem.ok()) return problem.status();
 
   const std::string algorithm = kAlgorithms[size % std::size(kAlgorithms)];
   search::SearchOptions options;
   options.microbatches = static_cast<int>(size / std::size(kAlgorithms) % 3) + 1;
-  absl::StatusOr<tools::Plan> plan = tools::MakePlan(*problem, algorithm, options);
+  absl::StatusOr<pipeline::Plan> plan = pipeline::MakePlan(*problem, algorithm, options);
   return plan.status();
 }
 

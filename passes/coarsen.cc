@@ -48,6 +48,67 @@ uint32_t OnlyNeighbourGroup(const costmodel::CostGraph& g, UnionFind& groups, Ed
   return only;
 }
 
+// Rule 0: each node's representative in the strongly connected components of
+// the node graph plus, for every group of `groups`, edges from each member to
+// its root and back. Two nodes of one group are then in one component, and so
+// is every node on a path between them: merging the components leaves the
+// quotient graph acyclic. Iterative Tarjan, so deep graphs cannot overflow
+// the stack.
+std::vector<uint32_t> ColocationComponents(const costmodel::CostGraph& g, UnionFind& groups) {
+  const uint32_t n = g.num_units();
+  std::vector<std::vector<uint32_t>> extra(n);  // root -> its other members
+  for (uint32_t u = 0; u < n; ++u) {
+    const uint32_t r = groups.Find(u);
+    if (r != u) extra[r].push_back(u);
+  }
+  auto successor_count = [&](uint32_t u) {
+    const uint32_t r = groups.Find(u);
+    return g.out_edges(u).size() + extra[u].size() + (r != u ? 1 : 0);
+  };
+  auto successor = [&](uint32_t u, size_t i) -> uint32_t {
+    const auto out = g.out_edges(u);
+    if (i < out.size()) return g.edge_dst(out[i]);
+    i -= out.size();
+    if (i < extra[u].size()) return extra[u][i];
+    return groups.Find(u);
+  };
+  std::vector<uint32_t> index(n, kNone), low(n, 0), component(n, kNone);
+  std::vector<uint32_t> stack;
+  std::vector<std::pair<uint32_t, size_t>> calls;  // (node, next successor)
+  uint32_t next_index = 0;
+  for (uint32_t start = 0; start < n; ++start) {
+    if (index[start] != kNone) continue;
+    calls.emplace_back(start, 0);
+    index[start] = low[start] = next_index++;
+    stack.push_back(start);
+    while (!calls.empty()) {
+      auto& [u, i] = calls.back();
+      if (i < successor_count(u)) {
+        const uint32_t v = successor(u, i++);
+        if (index[v] == kNone) {
+          index[v] = low[v] = next_index++;
+          stack.push_back(v);
+          calls.emplace_back(v, 0);
+        } else if (component[v] == kNone) {
+          low[u] = std::min(low[u], index[v]);
+        }
+        continue;
+      }
+      const uint32_t done = u;
+      calls.pop_back();
+      if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
+      if (low[done] != index[done]) continue;
+      uint32_t member = kNone;
+      do {
+        member = stack.back();
+        stack.pop_back();
+        component[member] = done;
+      } while (member != done);
+    }
+  }
+  return component;
+}
+
 }  // namespace
 
 absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmodel::Cluster& cluster,
@@ -80,6 +141,19 @@ absl::StatusOr<Coarsening> Coarsen(const costmodel::CostGraph& g, const costmode
   auto fits = [&](uint32_t a, uint32_t b) {
     return group[groups.Find(a)].memory_bytes + group[groups.Find(b)].memory_bytes <= max_memory;
   };
+  // 0. Nodes that must share a device, with every node between them.
+  if (!options.colocated.empty()) {
+    UnionFind colocated(n);
+    for (const auto& [a, b] : options.colocated) {
+      if (a >= n || b >= n) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("colocated nodes ", a, " and ", b, " are not nodes of the graph"));
+      }
+      colocated.Merge(b, a);
+    }
+    const std::vector<uint32_t> component = ColocationComponents(g, colocated);
+    for (uint32_t u = 0; u < n; ++u) merge(u, groups.Find(component[u]));
+  }
   // Progress every few thousand nodes: a callback per node would cost more
   // than the rule it reports on.
   const int64_t total_work = 3 * static_cast<int64_t>(n);

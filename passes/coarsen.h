@@ -2,6 +2,10 @@
 // space" the searches work on (DESIGN.md §1 `passes::Coarsen`).
 //
 // Rules, applied in topological order with a union-find:
+//  0. Nodes that must share a device (CoarsenOptions::colocated: values
+//     Send/Recv cannot carry) share a unit, and so does every node on a path
+//     between two of them, so that the unit graph stays acyclic. No other rule
+//     splits such a unit, and the memory cap of rule 3 does not apply to it.
 //  1. Negligible nodes — shape computations (tiny outputs, no weights) and
 //     zero-cost nodes such as Constant — join the unit of their only
 //     successor; isolated zero-cost nodes join a neighbour.
@@ -20,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,6 +43,9 @@ struct CoarsenOptions {
   /// Called now and then with the work done and its total (three passes over
   /// the nodes: rules 1 and 2, then building the units); may be empty.
   std::function<void(int64_t done, int64_t total)> on_progress;
+  /// Pairs of nodes that must end in one unit (rule 0), e.g.
+  /// passes::NonTensorColocations of the model.
+  std::vector<std::pair<uint32_t, uint32_t>> colocated;
 };
 
 struct Coarsening {

@@ -354,6 +354,17 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
   return out;
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> NonTensorColocations(const ir::Graph& graph) {
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (const ir::Value& value : graph.values()) {
+    if (!value.producer.valid() || partition_internal::IsCarriable(value)) continue;
+    for (ir::NodeId c : value.consumers) {
+      if (c != value.producer) pairs.emplace_back(value.producer.index(), c.index());
+    }
+  }
+  return pairs;
+}
+
 std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
                                              std::vector<int32_t> node_device) {
   if (node_device.size() != graph.num_nodes()) return node_device;  // Partition reports it
@@ -365,15 +376,12 @@ std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
-  for (const ir::Value& value : graph.values()) {
-    if (!value.producer.valid() || partition_internal::IsCarriable(value)) continue;
-    for (ir::NodeId c : value.consumers) {
-      uint32_t ra = find(value.producer.index());
-      uint32_t rb = find(c.index());
-      if (ra == rb) continue;
-      if (rb < ra) std::swap(ra, rb);
-      parent[rb] = ra;  // the root stays the lowest index
-    }
+  for (const auto& [producer, reader] : NonTensorColocations(graph)) {
+    uint32_t ra = find(producer);
+    uint32_t rb = find(reader);
+    if (ra == rb) continue;
+    if (rb < ra) std::swap(ra, rb);
+    parent[rb] = ra;  // the root stays the lowest index
   }
   for (size_t i = 0; i < node_device.size(); ++i) {
     node_device[i] = node_device[find(static_cast<uint32_t>(i))];

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -135,11 +136,18 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
                                      absl::Span<const int32_t> node_device, int num_devices,
                                      const PartitionOptions& options = {});
 
+/// The pairs (producer, reader) of nodes joined by a value Send/Recv cannot
+/// carry (sequences, maps, optionals, sparse tensors, unknown types), as node
+/// indices: they must share a device. Coarsen keeps each such pair in one unit
+/// (CoarsenOptions::colocated), so that a searched placement respects it.
+std::vector<std::pair<uint32_t, uint32_t>> NonTensorColocations(const ir::Graph& graph);
+
 /// A placement that keeps every value Send/Recv cannot carry (sequences, maps,
 /// optionals, sparse tensors, unknown types) on one device: each node reading
 /// such a value from another node moves to that node's device, in topological
 /// order, so chains follow their head. Any node-level placement is valid for
-/// Partition otherwise.
+/// Partition otherwise. Needed only for placements that were not searched
+/// (a hand-made placement file): searched ones respect it already.
 std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
                                              std::vector<int32_t> node_device);
 

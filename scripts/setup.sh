@@ -14,6 +14,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES=(
   g++ cmake ninja-build clang-format
   libonnx-dev libprotobuf-dev protobuf-compiler libabsl-dev nlohmann-json3-dev
+  libssl-dev  # SHA-256 of the source model in plan.json (libcrypto)
   libgtest-dev libgmock-dev
   libonnx-testdata
   python3-onnx python3-torch python3-torchvision

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "costmodel/op_costs.h"
 #include "gtest/gtest.h"
-#include "tools/model_loading.h"
+#include "pipeline/model_loading.h"
 
 namespace autopar::costmodel {
 namespace {
@@ -55,7 +55,7 @@ TEST(TestdataCostsTest, EveryNodeTestOperatorHasACost) {
   passes::ShapeOptions options;
   options.require_static = false;
   for (const fs::path& path : models) {
-    absl::StatusOr<tools::LoadedModel> loaded = tools::LoadAndAnalyze(path.string(), options);
+    absl::StatusOr<pipeline::LoadedModel> loaded = pipeline::LoadAndAnalyze(path.string(), options);
     if (!loaded.ok()) {
       unloadable.push_back(path.parent_path().filename().string());
       continue;

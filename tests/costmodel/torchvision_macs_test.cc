@@ -17,7 +17,7 @@
 
 #include "costmodel/op_costs.h"
 #include "gtest/gtest.h"
-#include "tools/model_loading.h"
+#include "pipeline/model_loading.h"
 
 namespace autopar::costmodel {
 namespace {
@@ -50,7 +50,7 @@ TEST_P(TorchvisionMacsTest, MatchesPublishedCount) {
     if (anchor.in_default_export) FAIL() << path << ": run tools/export_models.py";
     GTEST_SKIP() << path << " not exported (tools/export_models.py --models all)";
   }
-  absl::StatusOr<tools::LoadedModel> loaded = tools::LoadAndAnalyze(path.string(), {});
+  absl::StatusOr<pipeline::LoadedModel> loaded = pipeline::LoadAndAnalyze(path.string(), {});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   std::vector<NodeCost> costs = ComputeGraphCosts(loaded->graph);
   CostTotals totals = SumCosts(loaded->graph, costs);

@@ -14,7 +14,7 @@
 
 #include "costmodel/device.h"
 #include "gtest/gtest.h"
-#include "tools/planning.h"
+#include "pipeline/planning.h"
 
 namespace autopar::costmodel {
 namespace {
@@ -27,7 +27,7 @@ fs::path ModelsDir() {
 }
 
 struct Step {
-  tools::PlanningProblem problem;
+  pipeline::PlanningProblem problem;
   SimulationResult single_device;
 };
 
@@ -35,8 +35,8 @@ Step PlanOnOneDevice(const fs::path& model, const StepOptions& step) {
   absl::StatusOr<DeviceSpec> a100 = LookupDevicePreset("a100-80gb");
   EXPECT_TRUE(a100.ok());
   Cluster cluster = MakeHomogeneousCluster(*a100, 1, a100->memory_bytes, 300e9, 5);
-  absl::StatusOr<tools::PlanningProblem> problem =
-      tools::PrepareModel(model.string(), {}, std::move(cluster), {}, {}, step);
+  absl::StatusOr<pipeline::PlanningProblem> problem =
+      pipeline::PrepareModel(model.string(), {}, std::move(cluster), {}, {}, step);
   EXPECT_TRUE(problem.ok()) << problem.status();
   Step out{*std::move(problem), {}};
   Simulator simulator(out.problem.units(), out.problem.cluster);

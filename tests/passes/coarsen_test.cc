@@ -176,5 +176,43 @@ TEST(CoarsenTest, RandomGraphsStayAcyclicWithEveryNodeOnce) {
   }
 }
 
+TEST(CoarsenTest, ColocatedNodesShareAUnitWithEveryNodeBetweenThem) {
+  // 0 -> 1 -> 2 -> 3, all heavy: no merge rule joins them on its own. 0 and 2
+  // must share a device, so 1, on the path between them, joins their unit.
+  const costmodel::CostGraph g = Build({{10, {}}, {10, {0}}, {10, {1}}, {10, {2}}});
+  ASSERT_EQ(Coarsen(g, TestCluster())->graph.num_units(), 4u);
+  absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.colocated = {{0, 2}}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectValid(g, *c);
+  EXPECT_EQ(c->unit_of_node[0], c->unit_of_node[1]);
+  EXPECT_EQ(c->unit_of_node[0], c->unit_of_node[2]);
+  EXPECT_NE(c->unit_of_node[0], c->unit_of_node[3]);
+}
+
+TEST(CoarsenTest, ColocatedGroupsThatWouldFormACycleBecomeOneUnit) {
+  // a1 -> b1 and b2 -> a2, with {a1, a2} and {b1, b2} each colocated: two
+  // units would depend on each other, so all four share one.
+  //   0 = a1, 1 = b2, 2 = b1 (reads a1), 3 = a2 (reads b2).
+  const costmodel::CostGraph g = Build({{10, {}}, {10, {}}, {10, {0}}, {10, {1, 2}}});
+  absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.colocated = {{0, 3}, {1, 2}}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectValid(g, *c);
+  EXPECT_EQ(c->graph.num_units(), 1u);
+}
+
+TEST(CoarsenTest, ColocatedUnitsIgnoreTheMemoryCap) {
+  // Two nodes whose weights fill a device each must still share a unit.
+  const costmodel::CostGraph g =
+      Build({{10, {}, 4096, kMemory / 2 + 1}, {10, {0}, 4096, kMemory / 2 + 1}});
+  absl::StatusOr<Coarsening> c = Coarsen(g, TestCluster(), {.colocated = {{0, 1}}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->unit_of_node[0], c->unit_of_node[1]);
+}
+
+TEST(CoarsenTest, ColocatedNodeOutsideTheGraphIsAnError) {
+  const costmodel::CostGraph g = Build({{10, {}}, {10, {0}}});
+  EXPECT_FALSE(Coarsen(g, TestCluster(), {.colocated = {{0, 7}}}).ok());
+}
+
 }  // namespace
 }  // namespace autopar::passes

@@ -11,7 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "onnx/onnx_pb.h"
 #include "onnx_io/text_format.h"
-#include "tools/exit_codes.h"
+#include "tools/cli/exit_codes.h"
 
 namespace autopar::testing {
 namespace {

@@ -26,7 +26,7 @@
 #include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
-#include "tools/exit_codes.h"
+#include "tools/cli/exit_codes.h"
 
 namespace autopar::testing {
 namespace {

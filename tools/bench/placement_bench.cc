@@ -43,10 +43,10 @@
 #include "costmodel/lower_bound.h"
 #include "costmodel/simulator.h"
 #include "passes/coarsen.h"
+#include "pipeline/cluster_request.h"
+#include "pipeline/planning.h"
 #include "search/search.h"
 #include "tools/bench/graph_families.h"
-#include "tools/cluster_flags.h"
-#include "tools/planning.h"
 
 namespace autopar::bench {
 namespace {
@@ -313,7 +313,7 @@ int Bench::Run() {
   }
 
   absl::StatusOr<costmodel::DeviceSpec> a100 =
-      costmodel::ResolveDevice(tools::kDefaultDevicePreset);
+      costmodel::ResolveDevice(pipeline::kDefaultDevicePreset);
   if (!a100.ok()) {
     std::fprintf(stderr, "placement_bench: %s\n", std::string(a100.status().message()).c_str());
     return 1;
@@ -330,9 +330,11 @@ int Bench::Run() {
     w.name = model;
     w.source = "model";
     w.device = *a100;
-    tools::DefaultLink(w.device, w.link_bytes_per_s, w.link_latency_us);
-    absl::StatusOr<tools::PlanningProblem> problem =
-        tools::PrepareModel(path.string(), {}, MakeCluster(w, 1, kLooseMemoryBytes));
+    const pipeline::Link link = pipeline::DefaultLink(w.device);
+    w.link_bytes_per_s = link.bandwidth_bytes_per_s;
+    w.link_latency_us = link.latency_us;
+    absl::StatusOr<pipeline::PlanningProblem> problem =
+        pipeline::PrepareModel(path.string(), {}, MakeCluster(w, 1, kLooseMemoryBytes));
     if (!problem.ok()) {
       notes_.insert(absl::StrCat(model, ": ", problem.status().message()));
       continue;

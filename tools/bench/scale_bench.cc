@@ -1,5 +1,5 @@
-// scale_bench: the main command's pipeline on one model, phase by phase, in
-// one process (issue 10, item 5). For each phase it prints the wall time, the
+// scale_bench: the main command's pipeline (pipeline::Split) on one model,
+// phase by phase, in one process. For each phase it prints the wall time, the
 // process CPU time, the resident set after it and the phase's own peak
 // resident set: the kernel's high-water mark (VmHWM) is reset before each
 // phase through /proc/self/clear_refs, so a phase's peak is its own and not
@@ -23,23 +23,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
-#include "costmodel/lower_bound.h"
-#include "costmodel/simulator.h"
-#include "onnx_io/checker.h"
 #include "onnx_io/deployment_writer.h"
-#include "onnx_io/import.h"
-#include "onnx_io/model.h"
-#include "passes/annotate_costs.h"
-#include "passes/coarsen.h"
-#include "passes/infer_shapes.h"
 #include "passes/partition.h"
-#include "passes/validate_deployment.h"
-#include "search/search.h"
-#include "tools/args.h"
+#include "pipeline/split.h"
+#include "tools/artifacts/plan_json.h"
+#include "tools/artifacts/report_html.h"
 #include "tools/bench/bench_setup.h"
-#include "tools/cluster_flags.h"
-#include "tools/plan_json.h"
-#include "tools/report_html.h"
+#include "tools/cli/args.h"
+#include "tools/cli/cluster_flags.h"
 
 namespace autopar::bench {
 namespace {
@@ -150,82 +141,55 @@ int Main(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
   const std::string out_dir = args.positional()[1];
   const bool report = !args.Has("no-report");
-  const costmodel::Cluster cluster =
-      *OrDie(tools::ClusterFromArgs(args, /*allow_default=*/true), "cluster");
   PhaseTimer timer;
 
-  // The front: what `info` does.
-  timer.Start("load");
-  onnx_io::Model model = OrDie(onnx_io::LoadModel(model_path), "load");
-  timer.Stop();
-  timer.Start("check (ONNX checker)");
-  OrDie(onnx_io::CheckModel(model.proto, model.directory()), "check");
-  timer.Stop();
-  timer.Start("build IR");
-  ir::Graph graph = OrDie(onnx_io::BuildGraph(model), "build IR");
-  timer.Stop();
-  timer.Start("infer shapes");
-  OrDie(passes::InferShapes(model, {}, graph), "infer shapes");
-  timer.Stop();
-
-  // What `cost` adds, then the search on the coarsened units.
-  timer.Start("cost");
-  const passes::AnnotatedGraph nodes = OrDie(passes::AnnotateCosts(graph, cluster), "cost");
-  timer.Stop();
-  timer.Start("coarsen");
-  const passes::Coarsening coarsening = OrDie(passes::Coarsen(nodes.graph, cluster), "coarsen");
-  timer.Stop();
-  timer.Start("SGP placement");
-  const costmodel::Placement units =
-      OrDie(search::Place("sgp", coarsening.graph, cluster, {}), "sgp");
-  timer.Stop();
-
-  // The main command's judgement of the node placement as written.
-  timer.Start("simulate (nodes, timeline)");
-  costmodel::Placement placement = passes::ExpandPlacement(coarsening, units);
-  placement.device = passes::ColocateNonTensorValues(graph, std::move(placement.device));
-  costmodel::Simulator simulator(nodes.graph, cluster);
-  const costmodel::SimulationResult sim = simulator.Run(placement, {.record_timeline = true});
-  const costmodel::Placement single{.device = std::vector<int32_t>(nodes.graph.num_units(), 0)};
-  const double single_device_us = simulator.Run(single).step_time_us;
-  const double lower_bound_us = costmodel::ComputeLowerBound(nodes.graph, cluster).bound_us;
-  timer.Stop();
-
-  timer.Start("rewrite (partition)");
-  const passes::Deployment deployment = OrDie(
-      passes::Partition(model, graph, placement.device, cluster.num_devices(), {}), "partition");
-  timer.Stop();
-  timer.Start("validate");
-  OrDie(passes::ValidateDeployment(model, graph, placement.device, deployment), "validate");
+  // The main command's pipeline, timed phase by phase: each phase ends where
+  // the next one starts.
+  pipeline::SplitRequest request;
+  request.problem.model_path = model_path;
+  request.problem.cluster = OrDie(tools::ClusterRequestFromArgs(args), "cluster");
+  bool timing = false;
+  request.problem.on_phase = [&timer, &timing](std::string_view phase) {
+    if (timing) timer.Stop();
+    timer.Start(std::string(phase));
+    timing = true;
+  };
+  const pipeline::SplitResult result = OrDie(pipeline::Split(request), "split");
   timer.Stop();
 
   timer.Start("write (plan.json, report, models)");
-  onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(deployment);
+  const pipeline::PlanningProblem& problem = result.problem;
+  const pipeline::Plan& plan = result.plan;
+  onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result.deployment);
   const tools::PlanRecord record{.source_path = model_path,
-                                 .algorithm = "sgp",
-                                 .cluster = &cluster,
-                                 .graph = &graph,
-                                 .node_device = placement.device,
-                                 .node_costs = nodes.costs,
-                                 .deployment = &deployment,
-                                 .simulation = &sim,
-                                 .lower_bound_us = lower_bound_us,
-                                 .single_device_step_us = single_device_us};
+                                 .algorithm = plan.algorithm,
+                                 .cluster = &problem.cluster,
+                                 .graph = &problem.model->graph,
+                                 .node_device = plan.node_placement.device,
+                                 .node_costs = problem.nodes->costs,
+                                 .deployment = &result.deployment,
+                                 .simulation = &plan.simulation,
+                                 .lower_bound_us = plan.lower_bound.bound_us,
+                                 .single_device_step_us = plan.single_device_step_us};
   files.extra_files["plan.json"] = tools::PlanJson(record).dump(2) + "\n";
   if (report) {
-    files.extra_files["report.html"] = tools::RenderReport({.model = model_path,
-                                                            .algorithm = "sgp",
-                                                            .cluster = &cluster,
-                                                            .graph = &nodes.graph,
-                                                            .unit_costs = nodes.costs,
-                                                            .simulation = &sim,
-                                                            .transfers = deployment.transfers});
+    files.extra_files["report.html"] =
+        tools::RenderReport({.model = model_path,
+                             .algorithm = plan.algorithm,
+                             .lower_bound_us = plan.lower_bound.bound_us,
+                             .single_device_step_us = plan.single_device_step_us,
+                             .cluster = &problem.cluster,
+                             .graph = &problem.node_graph(),
+                             .unit_costs = problem.nodes->costs,
+                             .simulation = &plan.simulation,
+                             .transfers = result.deployment.transfers});
   }
-  OrDie(onnx_io::WriteDeployment(out_dir, model, files, {.force = true}), "write");
+  OrDie(onnx_io::WriteDeployment(out_dir, problem.model->model, files, {.force = true}), "write");
   timer.Stop();
   timer.Total();
-  std::printf("\n%zu nodes, %u units, %zu transfers, predicted step %.1f us\n", graph.num_nodes(),
-              coarsening.graph.num_units(), deployment.transfers.size(), sim.step_time_us);
+  std::printf("\n%zu nodes, %u units, %zu transfers, predicted step %.1f us\n",
+              problem.model->graph.num_nodes(), problem.units().num_units(),
+              result.deployment.transfers.size(), plan.simulation.step_time_us);
   return 0;
 }
 

@@ -1,0 +1,152 @@
+#include "pipeline/planning.h"
+
+#include <chrono>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "costmodel/cost_graph_json.h"
+#include "passes/partition.h"
+
+namespace autopar::pipeline {
+
+absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
+  if (request.cost_graph_path) return PrepareCostGraph(*request.cost_graph_path, request.cluster);
+  absl::StatusOr<costmodel::Cluster> cluster = ResolveCluster(request.cluster, std::nullopt);
+  if (!cluster.ok()) return cluster.status();
+  return PrepareModel(request.model_path, request.shapes, *std::move(cluster), {}, request.coarsen,
+                      request.step, request.load, request.on_phase);
+}
+
+absl::StatusOr<PlanningProblem> PrepareModel(
+    const std::string& path, const passes::ShapeOptions& shapes, costmodel::Cluster cluster,
+    const costmodel::CostOptions& costs, const passes::CoarsenOptions& coarsen,
+    const costmodel::StepOptions& step, const onnx_io::LoadOptions& load,
+    const PhaseCallback& on_phase) {
+  PlanningProblem problem;
+  problem.cluster = std::move(cluster);
+  problem.step = step;
+  absl::StatusOr<LoadedModel> loaded = LoadAndAnalyze(path, shapes, load, on_phase);
+  if (!loaded.ok()) return loaded.status();
+  problem.model = *std::move(loaded);
+  if (on_phase) on_phase("cost");
+  absl::StatusOr<passes::AnnotatedGraph> nodes =
+      passes::AnnotateCosts(problem.model->graph, problem.cluster, costs, step);
+  if (!nodes.ok())
+    return absl::Status(nodes.status().code(),
+                        absl::StrCat("'", path, "': ", nodes.status().message()));
+  problem.nodes = *std::move(nodes);
+  if (on_phase) on_phase("coarsen");
+  // Nodes joined by a value Send/Recv cannot carry must share a device: they
+  // share a unit, so that the search's placement is the written one.
+  passes::CoarsenOptions coarsen_options = coarsen;
+  coarsen_options.colocated = passes::NonTensorColocations(problem.model->graph);
+  absl::StatusOr<passes::Coarsening> coarsening =
+      passes::Coarsen(problem.nodes->graph, problem.cluster, coarsen_options);
+  if (!coarsening.ok()) return coarsening.status();
+  problem.coarsening = *std::move(coarsening);
+  return problem;
+}
+
+absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
+                                                 const ClusterRequest& request) {
+  absl::StatusOr<costmodel::CostGraphDocument> doc = costmodel::LoadCostGraphFile(path);
+  if (!doc.ok()) return doc.status();
+  if (!doc->cluster && request.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", path,
+        "' has no \"devices\" block: give --devices N --memory-per-device SIZE or --cluster"));
+  }
+  absl::StatusOr<costmodel::Cluster> cluster = ResolveCluster(request, doc->cluster);
+  if (!cluster.ok()) return cluster.status();
+  if (doc->graph.num_device_kinds() != static_cast<int>(cluster->kinds.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' has compute times for ", doc->graph.num_device_kinds(),
+                     " device kind(s) but the cluster has ", cluster->kinds.size()));
+  }
+  PlanningProblem problem;
+  problem.cluster = *std::move(cluster);
+  problem.cost_graph = std::move(doc->graph);
+  return problem;
+}
+
+Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm,
+                    costmodel::Placement node_placement, int microbatches) {
+  const costmodel::CostGraph& nodes = problem.node_graph();
+  Plan plan;
+  plan.algorithm = algorithm;
+  plan.node_placement = std::move(node_placement);
+  costmodel::Simulator simulator(nodes, problem.cluster);
+  plan.simulation =
+      simulator.Run(plan.node_placement, {.microbatches = microbatches, .record_timeline = true});
+  plan.lower_bound = costmodel::ComputeLowerBound(nodes, problem.cluster, microbatches);
+  const costmodel::Placement single{.device = std::vector<int32_t>(nodes.num_units(), 0)};
+  plan.single_device_step_us = simulator.Run(single, {.microbatches = microbatches}).step_time_us;
+  for (uint32_t e = 0; e < nodes.num_edges(); ++e) {
+    if (plan.node_placement.device[nodes.edge_src(e)] !=
+        plan.node_placement.device[nodes.edge_dst(e)])
+      ++plan.cut_edges;
+  }
+  return plan;
+}
+
+absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
+                              const search::SearchOptions& options, const PhaseCallback& on_phase) {
+  const costmodel::CostGraph& units = problem.units();
+  std::vector<search::Progress> progress;
+  search::SearchOptions recorded = options;
+  recorded.on_progress = [&progress, &options](const search::Progress& p) {
+    progress.push_back(p);
+    if (options.on_progress) options.on_progress(p);
+  };
+  if (on_phase) on_phase(absl::StrCat("placement (", algorithm, ")"));
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<costmodel::Placement> placement =
+      search::Place(algorithm, units, problem.cluster, recorded);
+  const double search_time_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!placement.ok()) return placement.status();
+  if (absl::Status s = costmodel::CheckPlacement(units, problem.cluster, *placement); !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat(algorithm, " returned an invalid placement: ", s.message()));
+  }
+  if (on_phase) on_phase("simulate (nodes, timeline)");
+  // Each node goes where its unit went; coarsening kept every group that must
+  // share a device in one unit (Note [One judgement]).
+  costmodel::Placement nodes =
+      problem.coarsening ? passes::ExpandPlacement(*problem.coarsening, *placement) : *placement;
+  Plan plan = JudgePlacement(problem, algorithm, std::move(nodes), options.microbatches);
+  plan.unit_placement = *std::move(placement);
+  plan.search_time_ms = search_time_ms;
+  plan.progress = std::move(progress);
+  return plan;
+}
+
+absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement& placement,
+                                                           const ir::Graph& graph,
+                                                           int num_devices) {
+  absl::flat_hash_map<std::string, uint32_t> node_by_name;
+  for (uint32_t i = 0; i < graph.num_nodes(); ++i) node_by_name[graph.node(ir::NodeId(i)).name] = i;
+  std::vector<int32_t> device(graph.num_nodes(), -1);
+  for (const auto& [name, value] : placement.device_of_node) {
+    auto it = node_by_name.find(name);
+    if (it == node_by_name.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(placement.source, " names '", name, "', which is not a node of the model"));
+    }
+    if (value < 0 || value >= num_devices) {
+      return absl::InvalidArgumentError(absl::StrCat(placement.source, ": node '", name,
+                                                     "' has device ", value, "; devices are 0..",
+                                                     num_devices - 1));
+    }
+    device[it->second] = static_cast<int32_t>(value);
+  }
+  for (uint32_t i = 0; i < graph.num_nodes(); ++i) {
+    if (device[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          placement.source, " gives no device for node '", graph.node(ir::NodeId(i)).name, "'"));
+    }
+  }
+  return device;
+}
+
+}  // namespace autopar::pipeline

@@ -1,0 +1,146 @@
+// The planning step shared by `place`, `compare` and the main command: a
+// model (or a tool-neutral cost graph) and a cluster in, a placement and its
+// judgement out.
+//
+//   model:      load → shapes → AnnotateCosts → Coarsen → units
+//   cost graph: read → units (each node is a unit)
+//
+// Note [One judgement]: the search places units, but what is written is a
+// placement of nodes, and that is what every command reports: the node-level
+// simulation of the written placement (step time, memory, transfers), its
+// lower bound and the one-device step on the same node graph. Coarsening keeps
+// every group of nodes that must share a device in one unit (values Send/Recv
+// cannot carry), so nothing after the search changes the placement, and
+// `place`, `compare`, plan.json and the report agree to the microsecond.
+#ifndef AUTOPAR_PIPELINE_PLANNING_H_
+#define AUTOPAR_PIPELINE_PLANNING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "costmodel/lower_bound.h"
+#include "costmodel/simulator.h"
+#include "costmodel/training.h"
+#include "passes/annotate_costs.h"
+#include "passes/coarsen.h"
+#include "pipeline/cluster_request.h"
+#include "pipeline/model_loading.h"
+#include "search/search.h"
+
+namespace autopar::pipeline {
+
+/// What to plan, and for which cluster.
+struct ProblemRequest {
+  /// The model file; empty when `cost_graph_path` is set.
+  std::string model_path;
+  /// A cost-graph file (costmodel/cost_graph_json.h) instead of a model.
+  std::optional<std::string> cost_graph_path;
+  passes::ShapeOptions shapes;
+  /// The step a model's costs describe (inference unless training).
+  costmodel::StepOptions step;
+  ClusterRequest cluster;
+  /// Progress callbacks for loading and coarsening a model; may be empty.
+  onnx_io::LoadOptions load;
+  passes::CoarsenOptions coarsen;
+  PhaseCallback on_phase;
+};
+
+/// What is being placed.
+struct PlanningProblem {
+  costmodel::Cluster cluster;
+  /// The step the unit graph's costs describe (inference unless a model was
+  /// prepared for training).
+  costmodel::StepOptions step;
+  /// Set when planning an ONNX model.
+  std::optional<LoadedModel> model;
+  std::optional<passes::AnnotatedGraph> nodes;
+  std::optional<passes::Coarsening> coarsening;
+  /// Set when planning a cost graph file: it is already the unit graph.
+  std::optional<costmodel::CostGraph> cost_graph;
+
+  /// The graph the search runs on.
+  const costmodel::CostGraph& units() const { return coarsening ? coarsening->graph : *cost_graph; }
+  /// The graph placements are written and judged on (Note [One judgement]):
+  /// the model's nodes, or the cost graph's.
+  const costmodel::CostGraph& node_graph() const { return nodes ? nodes->graph : *cost_graph; }
+};
+
+/// Reads the model or cost graph and resolves the cluster
+/// (pipeline/cluster_request.h says which request wins over what the input
+/// brings).
+absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request);
+
+/// A model for a given cluster. `step` says whether the units cost an
+/// inference or a training step (passes/annotate_costs.h, Note [Training
+/// step]).
+absl::StatusOr<PlanningProblem> PrepareModel(
+    const std::string& path, const passes::ShapeOptions& shapes, costmodel::Cluster cluster,
+    const costmodel::CostOptions& costs = {}, const passes::CoarsenOptions& coarsen = {},
+    const costmodel::StepOptions& step = {}, const onnx_io::LoadOptions& load = {},
+    const PhaseCallback& on_phase = {});
+
+/// A cost-graph file, with the cluster `request` makes of its own "devices"
+/// block; without that block the request must name the cluster.
+absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
+                                                 const ClusterRequest& request);
+
+/// One placement and how the simulator judges it (Note [One judgement]).
+struct Plan {
+  std::string algorithm;
+  /// What the search placed, one device per unit of problem.units(); empty
+  /// for a placement that was given rather than searched.
+  costmodel::Placement unit_placement;
+  /// What is written and judged, one device per node of
+  /// problem.node_graph(): the unit placement expanded node by node, unless
+  /// the search handed back a node-level placement of its own.
+  costmodel::Placement node_placement;
+  double search_time_ms = 0;
+  /// The node-level simulation of node_placement, timeline included.
+  costmodel::SimulationResult simulation;
+  costmodel::LowerBound lower_bound;
+  /// Step time with every node on device 0 and memory ignored: the baseline
+  /// speed-ups are measured against.
+  double single_device_step_us = 0;
+  /// Node-graph edges whose ends are on different devices.
+  int64_t cut_edges = 0;
+  /// What an iterative search reported, in order (TGA: one entry per
+  /// generation, the best plan so far, in the search's own unit-level
+  /// estimate); empty for one-shot algorithms.
+  std::vector<search::Progress> progress;
+};
+
+/// Runs `algorithm` on the problem's units and judges the placement it
+/// writes. The search's progress is recorded in the plan and passed on to
+/// options.on_progress.
+absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
+                              const search::SearchOptions& options,
+                              const PhaseCallback& on_phase = {});
+
+/// Judges a node-level placement (one device per node of
+/// problem.node_graph()) as MakePlan judges a searched one.
+Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm,
+                    costmodel::Placement node_placement, int microbatches);
+
+/// A placement by node name, as a user writes it (a plan.json's
+/// node_to_device, or an object of node name → device).
+struct NamedPlacement {
+  /// Where it comes from, for messages: "placement file 'p.json'".
+  std::string source;
+  std::vector<std::pair<std::string, int64_t>> device_of_node;
+};
+
+/// The device of each node of `graph`. Fails, naming the node, when a node is
+/// missing, a name is not a node of the graph, or a device is not in
+/// [0, num_devices).
+absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement& placement,
+                                                           const ir::Graph& graph, int num_devices);
+
+}  // namespace autopar::pipeline
+
+#endif  // AUTOPAR_PIPELINE_PLANNING_H_

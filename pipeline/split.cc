@@ -1,0 +1,84 @@
+#include "pipeline/split.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "passes/validate_deployment.h"
+
+namespace autopar::pipeline {
+namespace {
+
+std::string Bytes(int64_t bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? absl::StrCat(bytes, " B") : absl::StrFormat("%.1f %s", value, kUnits[unit]);
+}
+
+// The first device over its memory, as an error.
+absl::Status OverflowError(const costmodel::Cluster& cluster,
+                           const costmodel::SimulationResult& sim, const std::string& algorithm) {
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    if (sim.devices[d].peak_memory_bytes > cluster.device(d).memory_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the ", algorithm, " placement needs ",
+                       Bytes(sim.devices[d].peak_memory_bytes), " on device ", d, " (",
+                       cluster.device(d).name, ", ", Bytes(cluster.device(d).memory_bytes),
+                       "); use more devices or devices with more memory"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
+  if (request.problem.cost_graph_path)
+    return absl::InvalidArgumentError("a cost graph has no model to split");
+  const PhaseCallback& on_phase = request.problem.on_phase;
+  SplitResult result;
+  absl::StatusOr<PlanningProblem> problem = PrepareProblem(request.problem);
+  if (!problem.ok()) return problem.status();
+  result.problem = *std::move(problem);
+  const PlanningProblem& p = result.problem;
+  const ir::Graph& graph = p.model->graph;
+
+  if (request.given_placement) {
+    absl::StatusOr<std::vector<int32_t>> devices =
+        ResolveNamedPlacement(*request.given_placement, graph, p.cluster.num_devices());
+    if (!devices.ok()) return devices.status();
+    if (on_phase) on_phase("simulate (nodes, timeline)");
+    costmodel::Placement nodes{.device =
+                                   passes::ColocateNonTensorValues(graph, *std::move(devices))};
+    result.plan = JudgePlacement(p, "given", std::move(nodes), request.search.microbatches);
+    if (result.plan.simulation.memory_overflow) {
+      result.warnings.emplace_back(
+          OverflowError(p.cluster, result.plan.simulation, "given").message());
+    }
+  } else {
+    absl::StatusOr<Plan> plan = MakePlan(p, request.algorithm, request.search, on_phase);
+    if (!plan.ok()) return plan.status();
+    result.plan = *std::move(plan);
+    if (result.plan.simulation.memory_overflow)
+      return OverflowError(p.cluster, result.plan.simulation, result.plan.algorithm);
+  }
+
+  if (on_phase) on_phase("rewrite (partition)");
+  const std::vector<int32_t>& node_device = result.plan.node_placement.device;
+  absl::StatusOr<passes::Deployment> deployment = passes::Partition(
+      p.model->model, graph, node_device, p.cluster.num_devices(), request.partition);
+  if (!deployment.ok()) return deployment.status();
+  result.deployment = *std::move(deployment);
+  if (on_phase) on_phase("validate");
+  if (absl::Status valid =
+          passes::ValidateDeployment(p.model->model, graph, node_device, result.deployment);
+      !valid.ok()) {
+    return absl::InternalError(absl::StrCat("the rewritten models are invalid: ", valid.message()));
+  }
+  return result;
+}
+
+}  // namespace autopar::pipeline

@@ -1,0 +1,51 @@
+// Split: the whole job of the main command as one call — prepare the problem,
+// search a placement (or take a given one), judge it, rewrite the model into
+// per-device (and stage) models and validate them. Nothing is written to
+// disk: the caller renders plan.json and the report from the result and
+// writes the deployment (tools/cli/commands/split_command.cc).
+#ifndef AUTOPAR_PIPELINE_SPLIT_H_
+#define AUTOPAR_PIPELINE_SPLIT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "passes/partition.h"
+#include "pipeline/planning.h"
+#include "search/search.h"
+
+namespace autopar::pipeline {
+
+struct SplitRequest {
+  /// A model (cost graphs have nothing to rewrite).
+  ProblemRequest problem;
+  /// The placement search (search::AlgorithmNames()).
+  std::string algorithm = "sgp";
+  search::SearchOptions search;
+  /// Write this placement instead of searching one. A hand-made placement is
+  /// the user's decision: it is written even when it overflows a device's
+  /// memory (with a warning), and nodes that read a value Send/Recv cannot
+  /// carry follow its producer (passes::ColocateNonTensorValues).
+  std::optional<NamedPlacement> given_placement;
+  passes::PartitionOptions partition;
+};
+
+struct SplitResult {
+  PlanningProblem problem;
+  /// The written placement and its judgement (Note [One judgement]);
+  /// algorithm "given" for a given placement.
+  Plan plan;
+  passes::Deployment deployment;
+  /// Things the user should know that did not stop the split.
+  std::vector<std::string> warnings;
+};
+
+/// Fails with ResourceExhausted when a searched placement does not fit the
+/// devices' memory, and as PrepareProblem, the search or the rewrite fail
+/// otherwise; an invalid rewrite is an InternalError.
+absl::StatusOr<SplitResult> Split(const SplitRequest& request);
+
+}  // namespace autopar::pipeline
+
+#endif  // AUTOPAR_PIPELINE_SPLIT_H_

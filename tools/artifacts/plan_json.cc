@@ -1,0 +1,124 @@
+#include "tools/artifacts/plan_json.h"
+
+#include <vector>
+
+namespace autopar::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json DeviceEntries(const PlanRecord& r) {
+  const int num_devices = r.cluster->num_devices();
+  std::vector<int64_t> flops(num_devices, 0);
+  for (size_t i = 0; i < r.node_device.size(); ++i)
+    flops[r.node_device[i]] += r.node_costs[i].flops;
+  Json devices = Json::array();
+  for (int d = 0; d < num_devices; ++d) {
+    const passes::DeviceModel& model = r.deployment->devices[d];
+    const costmodel::DeviceUsage& usage = r.simulation->devices[d];
+    devices.push_back({{"id", d},
+                       {"name", r.cluster->device(d).name},
+                       {"model", model.file},
+                       {"nodes", model.num_nodes},
+                       {"sends", model.num_sends},
+                       {"recvs", model.num_recvs},
+                       {"flops", flops[d]},
+                       {"param_bytes", usage.param_bytes},
+                       {"peak_memory_bytes", usage.peak_memory_bytes},
+                       {"memory_capacity_bytes", r.cluster->device(d).memory_bytes},
+                       {"busy_us", usage.busy_us}});
+  }
+  return devices;
+}
+
+Json TransferEntries(const passes::Deployment& deployment) {
+  Json transfers = Json::array();
+  for (const passes::Transfer& t : deployment.transfers) {
+    Json shape = Json::array();
+    for (int64_t dim : t.shape) shape.push_back(dim);
+    transfers.push_back({{"tag", t.tag},
+                         {"tensor", t.tensor},
+                         {"src", t.src},
+                         {"dst", t.dst},
+                         {"bytes", t.bytes},
+                         {"dtype", std::string(ir::DTypeName(t.dtype))},
+                         {"shape", shape}});
+  }
+  return transfers;
+}
+
+Json StageEntries(const passes::Deployment& deployment) {
+  Json stages = Json::array();
+  for (const passes::Stage& s : deployment.stages) {
+    stages.push_back({{"id", s.id},
+                      {"device", s.device},
+                      {"level", s.level},
+                      {"model", s.file},
+                      {"nodes", s.num_nodes},
+                      {"inputs", s.inputs},
+                      {"outputs", s.outputs},
+                      {"after", s.after}});
+  }
+  return stages;
+}
+
+}  // namespace
+
+nlohmann::ordered_json PlanJson(const PlanRecord& r) {
+  Json inputs = Json::array();
+  for (const passes::InputUse& use : r.deployment->inputs) {
+    inputs.push_back({{"name", use.name}, {"devices", use.devices}});
+  }
+  Json outputs = Json::array();
+  for (const passes::OutputOwner& owner : r.deployment->outputs) {
+    outputs.push_back({{"name", owner.name}, {"device", owner.device}});
+  }
+  // ordered_json's operator[] searches its entries one by one: quadratic for
+  // a million nodes. Node names are unique (the importer makes them so), so
+  // the entries are appended to its underlying vector without a search.
+  Json node_to_device = Json::object();
+  Json::object_t& entries = node_to_device.get_ref<Json::object_t&>();
+  entries.reserve(r.graph->num_nodes());
+  for (uint32_t i = 0; i < r.graph->num_nodes(); ++i) {
+    entries.emplace_back(r.graph->node(ir::NodeId(i)).name, r.node_device[i]);
+  }
+  const costmodel::SimulationResult& sim = *r.simulation;
+  Json plan = {
+      {"format", "onnx-autopar-plan"},
+      {"version", kPlanFormatVersion},
+      {"source",
+       {{"path", r.source_path}, {"sha256", r.source_sha256}, {"nodes", r.graph->num_nodes()}}},
+      {"algorithm", r.algorithm},
+      {"seed", r.seed},
+      {"search_time_ms", nullptr},
+      {"cluster", costmodel::ClusterToJson(*r.cluster)},
+      {"devices", DeviceEntries(r)},
+      {"inputs", inputs},
+      {"outputs", outputs},
+      {"transfers", TransferEntries(*r.deployment)},
+      {"stages", StageEntries(*r.deployment)},
+      {"predicted",
+       {{"step_time_us", sim.step_time_us},
+        {"lower_bound_us", r.lower_bound_us},
+        {"single_device_step_us", r.single_device_step_us},
+        {"microbatches", r.microbatches},
+        {"mode", std::string(costmodel::StepModeName(r.step.mode))},
+        {"optimizer",
+         r.step.mode == costmodel::StepMode::kTraining
+             ? nlohmann::ordered_json(std::string(costmodel::OptimizerName(r.step.optimizer)))
+             : nlohmann::ordered_json()},
+        {"comm_bytes", sim.comm_bytes},
+        {"transfers", sim.transfers},
+        {"feasible", !sim.memory_overflow}}}};
+  // The key keeps its place in the documented order when it is written.
+  if (r.search_time_ms) {
+    plan["search_time_ms"] = *r.search_time_ms;
+  } else {
+    plan.erase("search_time_ms");
+  }
+  // Moved in last, not copied through an initializer list.
+  plan["node_to_device"] = std::move(node_to_device);
+  return plan;
+}
+
+}  // namespace autopar::tools

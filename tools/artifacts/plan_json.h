@@ -1,0 +1,53 @@
+// plan.json, the contract between onnx-autopar and whatever runs its output
+// (DESIGN.md §8; the README documents every field). Version 1. Field names
+// are stable: a change that removes or renames one bumps "version"; new
+// fields may be added.
+#ifndef AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_
+#define AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/types/span.h"
+#include "costmodel/cluster.h"
+#include "costmodel/node_cost.h"
+#include "costmodel/simulator.h"
+#include "costmodel/training.h"
+#include "ir/graph.h"
+#include "nlohmann/json.hpp"
+#include "passes/partition.h"
+
+namespace autopar::tools {
+
+inline constexpr int kPlanFormatVersion = 1;
+
+/// Everything plan.json reports; the pointers must be set.
+struct PlanRecord {
+  std::string source_path;
+  std::string source_sha256;
+  std::string algorithm;
+  uint64_t seed = 0;
+  /// Written only when set (`--timings`): a wall-clock measurement would make
+  /// the plan differ from run to run.
+  std::optional<double> search_time_ms;
+  int microbatches = 1;
+  /// Inference, or a training step with its optimizer.
+  costmodel::StepOptions step;
+  const costmodel::Cluster* cluster = nullptr;
+  const ir::Graph* graph = nullptr;
+  /// Per node of `graph`, its device and its costs.
+  absl::Span<const int32_t> node_device;
+  absl::Span<const costmodel::NodeCost> node_costs;
+  const passes::Deployment* deployment = nullptr;
+  /// The simulation of the node placement as written.
+  const costmodel::SimulationResult* simulation = nullptr;
+  double lower_bound_us = 0;
+  double single_device_step_us = 0;
+};
+
+nlohmann::ordered_json PlanJson(const PlanRecord& record);
+
+}  // namespace autopar::tools
+
+#endif  // AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_

@@ -1,0 +1,182 @@
+#include "tools/cli/commands/place_command.h"
+
+#include <cstdio>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tools/artifacts/dot_export.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/cluster_flags.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/mode_flags.h"
+#include "tools/cli/problem_flags.h"
+#include "tools/cli/progress_reporter.h"
+#include "tools/cli/search_flags.h"
+
+namespace autopar::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
+                          [--memory-per-device SIZE] [--cluster PRESET|FILE]
+                          [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
+                          [--threads N] [--quiet] [--mode inference|training]
+                          [--optimizer adam|sgd|momentum]
+                          [--format text|json] [--dot FILE]
+                          [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+       onnx-autopar place --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
+
+Searches a device placement and reports the simulated step: per-device load
+and memory against capacity, cut edges and bytes, predicted step time, the
+lower bound and their ratio. Nothing is written.
+
+--algo NAME picks the search: sgp (default), tga (genetic, anytime: runs up to
+--time-budget, default 10s, and shows its progress on a terminal), m-etf,
+m-sct, m-topo, heft, pipeline-dp, round-robin or single.
+
+--mode training plans a training step: forward + backward + the optimizer's
+update per unit, and per device the weights with their gradients and optimizer
+state (--optimizer, default adam) and the activations kept for the backward
+pass.
+
+--dot FILE also writes the placed (coarsened) graph as GraphViz: units
+coloured by device, edges that cross devices bold with their bytes.
+
+Progress bars (loading, coarsening, TGA's generations) show only when stderr
+is a terminal; --quiet turns them off.
+
+Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
+cost graph for the "devices" block it contains. Each cluster flag changes only
+what it names: over a cost graph's own devices, --devices N changes the count
+(keeping their memory and links) and --memory-per-device the memory; --device
+cannot replace them (--cluster replaces the whole cluster).
+
+examples:
+  onnx-autopar place resnet50.onnx --devices 4 --device V100
+  onnx-autopar place bert.onnx --cluster 2x4xA100-nvlink-pcie --format json
+  onnx-autopar place resnet50.onnx --devices 2 --device T4 --mode training
+  onnx-autopar place resnet50.onnx --devices 4 --dot plan.dot
+  onnx-autopar place --costgraph graph.json --devices 8 --memory-per-device 16GiB
+)";
+
+double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+}  // namespace
+
+nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
+                                       const pipeline::Plan& plan) {
+  const costmodel::SimulationResult& sim = plan.simulation;
+  nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
+  nlohmann::ordered_json capacities = nlohmann::ordered_json::array();
+  nlohmann::ordered_json busy = nlohmann::ordered_json::array();
+  for (int d = 0; d < problem.cluster.num_devices(); ++d) {
+    peaks.push_back(sim.devices[d].peak_memory_bytes);
+    capacities.push_back(problem.cluster.device(d).memory_bytes);
+    busy.push_back(sim.devices[d].busy_us);
+  }
+  nlohmann::ordered_json placement = nlohmann::ordered_json::object();
+  const std::vector<int32_t>& node_device = plan.node_placement.device;
+  if (problem.model) {
+    const ir::Graph& graph = problem.model->graph;
+    for (uint32_t i = 0; i < graph.num_nodes(); ++i)
+      placement[graph.node(ir::NodeId(i)).name] = node_device[i];
+  } else {
+    for (uint32_t u = 0; u < node_device.size(); ++u) placement[absl::StrCat(u)] = node_device[u];
+  }
+  return {{"algorithm", plan.algorithm},
+          {"mode", std::string(costmodel::StepModeName(problem.step.mode))},
+          {"search_time_ms", plan.search_time_ms},
+          {"step_time_us", sim.step_time_us},
+          {"lower_bound_us", plan.lower_bound.bound_us},
+          {"ratio_to_lower_bound", Ratio(sim.step_time_us, plan.lower_bound.bound_us)},
+          {"single_device_step_us", plan.single_device_step_us},
+          {"speedup", Ratio(plan.single_device_step_us, sim.step_time_us)},
+          {"feasible", !sim.memory_overflow},
+          {"units", problem.units().num_units()},
+          {"peak_memory_bytes", peaks},
+          {"memory_capacity_bytes", capacities},
+          {"busy_us", busy},
+          {"cut_edges", plan.cut_edges},
+          {"comm_bytes", sim.comm_bytes},
+          {"placement", placement}};
+}
+
+std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan) {
+  const costmodel::SimulationResult& sim = plan.simulation;
+  std::string text;
+  absl::StrAppendFormat(&text, "algorithm     %s (%.1f ms search, %u units)\n", plan.algorithm,
+                        plan.search_time_ms, problem.units().num_units());
+  absl::StrAppendFormat(&text, "step          %s\n", StepDescription(problem.step));
+  absl::StrAppendFormat(
+      &text, "step time     %.1f us  (lower bound %.1f us, ratio %.2f; %.2fx over one device)\n",
+      sim.step_time_us, plan.lower_bound.bound_us,
+      Ratio(sim.step_time_us, plan.lower_bound.bound_us),
+      Ratio(plan.single_device_step_us, sim.step_time_us));
+  absl::StrAppendFormat(&text, "transfers     %d cut edges, %s in %d transfers\n", plan.cut_edges,
+                        FormatBytes(sim.comm_bytes), sim.transfers);
+  absl::StrAppendFormat(&text, "memory        %s\n",
+                        sim.memory_overflow ? "OVER CAPACITY" : "fits");
+  absl::StrAppendFormat(&text, "%-8s %8s %12s %6s %24s %6s\n", "device", "nodes", "busy us", "load",
+                        "peak memory / capacity", "");
+  for (int d = 0; d < problem.cluster.num_devices(); ++d) {
+    const costmodel::DeviceUsage& u = sim.devices[d];
+    const int64_t capacity = problem.cluster.device(d).memory_bytes;
+    absl::StrAppendFormat(
+        &text, "%-8s %8d %12.1f %5.0f%% %11s / %-10s %5.0f%%\n", problem.cluster.device(d).name,
+        u.units, u.busy_us, 100 * Ratio(u.busy_us, sim.step_time_us),
+        FormatBytes(u.peak_memory_bytes), FormatBytes(capacity),
+        100 * Ratio(static_cast<double>(u.peak_memory_bytes), static_cast<double>(capacity)));
+  }
+  return text;
+}
+
+int RunPlaceCommand(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
+  for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
+  specs.push_back({"format", true});
+  specs.push_back({"dot", true});
+  specs.push_back({"help", false});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  if (parsed->Has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  const std::string format = parsed->Get("format").value_or("text");
+  if (format != "text" && format != "json")
+    return UsageError("--format must be text or json", kUsage);
+  if (std::optional<std::string> dot = parsed->Get("dot")) {
+    if (absl::Status s = CheckParentFolder(*dot); !s.ok()) return ReportError(s);
+  }
+  absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
+  if (!search.ok()) return UsageError(search.status().message(), kUsage);
+  absl::StatusOr<pipeline::ProblemRequest> request =
+      ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
+  if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  ProgressReporter progress(search->quiet);
+  AttachProgress(progress, *request);
+  absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
+  progress.Finish();
+  if (!problem.ok()) return ReportError(problem.status());
+  search->options.on_progress = progress.Callback(search->options.time_budget_s);
+  absl::StatusOr<pipeline::Plan> plan =
+      pipeline::MakePlan(*problem, search->algorithm, search->options);
+  progress.Finish();
+  if (!plan.ok()) return ReportError(plan.status());
+  if (std::optional<std::string> dot_path = parsed->Get("dot")) {
+    absl::StatusOr<std::string> dot = PlacementToDot(problem->units(), plan->unit_placement.device,
+                                                     DeviceNames(problem->cluster));
+    if (!dot.ok()) return ReportError(dot.status());
+    if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
+  }
+  if (format == "json") {
+    std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());
+  } else {
+    std::fputs(PlanText(*problem, *plan).c_str(), stdout);
+  }
+  return plan->simulation.memory_overflow ? kExitInfeasible : kExitOk;
+}
+
+}  // namespace autopar::tools

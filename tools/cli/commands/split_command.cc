@@ -1,0 +1,232 @@
+#include "tools/cli/commands/split_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "onnx_io/deployment_writer.h"
+#include "passes/partition.h"
+#include "pipeline/split.h"
+#include "tools/artifacts/dot_export.h"
+#include "tools/artifacts/file_sha256.h"
+#include "tools/artifacts/placement_file.h"
+#include "tools/artifacts/plan_json.h"
+#include "tools/artifacts/report_html.h"
+#include "tools/artifacts/split_summary_json.h"
+#include "tools/cli/cli_output.h"
+#include "tools/cli/exit_codes.h"
+#include "tools/cli/problem_flags.h"
+#include "tools/cli/progress_reporter.h"
+#include "tools/cli/search_flags.h"
+
+namespace autopar::tools {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
+                    [--memory-per-device SIZE] [--cluster PRESET|FILE]
+                    [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
+                    [--threads N] [--microbatches M] [--timings]
+                    [--mode inference|training] [--optimizer adam|sgd|momentum]
+                    [--placement FILE] [--stages] [--no-report] [--force] [--quiet]
+                    [--json] [--dot FILE]
+                    [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+
+Splits the model across devices: searches a placement (SGP unless --algo says
+otherwise), rewrites the model into one ONNX model per device joined by
+com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
+
+  -o, --output DIR     the output folder; written atomically, refused if it
+                       exists unless --force
+  --stages             also write stages/s<k>.onnx: each device's work cut at
+                       its cross-device dependencies into plain ONNX models
+                       that stock runtimes run (tools/runner runs these)
+  --no-report          do not write report.html (the simulated step's
+                       timeline, device load and memory, cut edges)
+  --json               print one JSON summary object on stdout (out_dir,
+                       algorithm, step time, memory per device, files...)
+                       instead of the human summary
+  --dot FILE           also write the placed graph as GraphViz: units
+                       coloured by device, cut edges bold with their bytes
+                       (`dot -Tsvg FILE -o plan.svg` draws it)
+  --quiet              no progress bars (they show only on a terminal)
+  --placement FILE     use this placement instead of searching: a plan.json
+                       (its node_to_device) or a JSON object node -> device
+  --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
+                       m-topo, heft, pipeline-dp, round-robin, single
+                       (see `onnx-autopar place --help`)
+  --max-generations N  stop TGA after N generations; without --time-budget
+                       there is then no time limit, so the plan is the same
+                       on every run and machine
+  --timings            also write the measured search time (plan.json's
+                       "search_time_ms", the report's summary)
+
+Without cluster flags the model is split for 4 x A100-80GB over NVLink.
+Same model, flags and seed give a byte-identical OUT_DIR, whatever --threads,
+unless --timings is given. TGA stopped by --time-budget (10 s by default)
+depends on how many generations fitted; bound it with --max-generations.
+
+examples:
+  onnx-autopar resnet50.onnx -o out --devices 4 --stages
+  onnx-autopar bert.onnx -o out --cluster 2x4xA100-nvlink-pcie --microbatches 4
+  onnx-autopar model.onnx -o out2 --placement out/plan.json --force
+  onnx-autopar model.onnx -o out --json --dot out.dot
+)";
+
+std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report) {
+  const pipeline::PlanningProblem& problem = result.problem;
+  const pipeline::Plan& plan = result.plan;
+  const costmodel::SimulationResult& sim = plan.simulation;
+  const passes::Deployment& deployment = result.deployment;
+  const costmodel::Cluster& cluster = problem.cluster;
+  std::string text;
+  absl::StrAppendFormat(
+      &text, "wrote %s: %d device models%s, plan.json%s\n", out_dir, cluster.num_devices(),
+      deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"),
+      report ? ", report.html" : "");
+  absl::StrAppendFormat(&text, "placement  %s (%.1f ms search), %u nodes in %u units\n",
+                        plan.algorithm, plan.search_time_ms, problem.model->graph.num_nodes(),
+                        problem.units().num_units());
+  absl::StrAppendFormat(
+      &text, "predicted  %.1f us per step (lower bound %.1f us; %.2fx over one device)\n",
+      sim.step_time_us, plan.lower_bound.bound_us,
+      sim.step_time_us > 0 ? plan.single_device_step_us / sim.step_time_us : 0.0);
+  absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
+                        FormatBytes(sim.comm_bytes));
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    const passes::DeviceModel& model = deployment.devices[d];
+    absl::StrAppendFormat(&text, "  %-14s %-10s %6d nodes %4d sends %4d recvs  peak %s of %s\n",
+                          model.file, cluster.device(d).name, model.num_nodes, model.num_sends,
+                          model.num_recvs, FormatBytes(sim.devices[d].peak_memory_bytes),
+                          FormatBytes(cluster.device(d).memory_bytes));
+  }
+  return text;
+}
+
+}  // namespace
+
+int RunSplitCommand(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
+  for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
+  for (const char* name : {"output", "placement", "dot"}) specs.push_back({name, true});
+  for (const char* name : {"stages", "no-report", "timings", "force", "json", "help"})
+    specs.push_back({name, false});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  if (parsed->Has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  std::optional<std::string> out_dir = parsed->Get("output");
+  if (!out_dir || out_dir->empty())
+    return UsageError("give the output folder with -o OUT_DIR", kUsage);
+  const bool force = parsed->Has("force");
+  // Refuse early, before a search that may take a while; WriteDeployment
+  // checks again when it renames.
+  if (!force && std::filesystem::exists(*out_dir)) {
+    return ReportError(absl::AlreadyExistsError(absl::StrCat(
+        "the output folder '", *out_dir, "' already exists (use --force to replace it)")));
+  }
+  if (std::optional<std::string> dot = parsed->Get("dot")) {
+    if (absl::Status s = CheckParentFolder(*dot); !s.ok()) return ReportError(s);
+  }
+  absl::StatusOr<SearchFlags> search = SearchFlagsFromArgs(*parsed);
+  if (!search.ok()) return UsageError(search.status().message(), kUsage);
+  absl::StatusOr<pipeline::ProblemRequest> problem_request =
+      ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/false);
+  if (!problem_request.ok()) return UsageError(problem_request.status().message(), kUsage);
+  pipeline::SplitRequest request{.problem = *std::move(problem_request),
+                                 .algorithm = search->algorithm,
+                                 .search = search->options,
+                                 .partition = {.stages = parsed->Has("stages")}};
+  if (std::optional<std::string> file = parsed->Get("placement")) {
+    absl::StatusOr<pipeline::NamedPlacement> given = ReadPlacementFile(*file);
+    if (!given.ok()) return ReportError(given.status());
+    request.given_placement = *std::move(given);
+  }
+  const std::string& model_path = request.problem.model_path;
+  ProgressReporter progress(search->quiet);
+  AttachProgress(progress, request.problem);
+  // The search's progress bar starts when the search does; the loading and
+  // coarsening bars end there.
+  request.problem.on_phase = [&progress](std::string_view phase) {
+    if (phase.starts_with("placement")) progress.Finish();
+  };
+  request.search.on_progress = progress.Callback(search->options.time_budget_s);
+  absl::StatusOr<pipeline::SplitResult> result = pipeline::Split(request);
+  progress.Finish();
+  if (!result.ok()) return ReportError(result.status());
+  for (const std::string& warning : result->warnings)
+    std::fprintf(stderr, "onnx-autopar: warning: %s\n", warning.c_str());
+  const pipeline::PlanningProblem& problem = result->problem;
+  const pipeline::Plan& plan = result->plan;
+  absl::StatusOr<std::string> sha256 = Sha256OfFile(model_path);
+  if (!sha256.ok()) return ReportError(sha256.status());
+
+  // Wall-clock time only on request: out_dir is deterministic otherwise.
+  const std::optional<double> search_time_ms =
+      parsed->Has("timings") ? std::optional<double>(plan.search_time_ms) : std::nullopt;
+  const PlanRecord record{.source_path = model_path,
+                          .source_sha256 = *sha256,
+                          .algorithm = plan.algorithm,
+                          .seed = search->options.seed,
+                          .search_time_ms = search_time_ms,
+                          .microbatches = search->options.microbatches,
+                          .step = problem.step,
+                          .cluster = &problem.cluster,
+                          .graph = &problem.model->graph,
+                          .node_device = plan.node_placement.device,
+                          .node_costs = problem.nodes->costs,
+                          .deployment = &result->deployment,
+                          .simulation = &plan.simulation,
+                          .lower_bound_us = plan.lower_bound.bound_us,
+                          .single_device_step_us = plan.single_device_step_us};
+  onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
+  files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
+  const bool report = !parsed->Has("no-report");
+  if (report) {
+    files.extra_files["report.html"] =
+        RenderReport({.model = model_path,
+                      .algorithm = plan.algorithm,
+                      .search_time_ms = search_time_ms,
+                      .microbatches = search->options.microbatches,
+                      .lower_bound_us = plan.lower_bound.bound_us,
+                      .single_device_step_us = plan.single_device_step_us,
+                      .cluster = &problem.cluster,
+                      .graph = &problem.node_graph(),
+                      .unit_costs = problem.nodes->costs,
+                      .simulation = &plan.simulation,
+                      .transfers = result->deployment.transfers,
+                      .convergence = plan.progress});
+  }
+  absl::Status written = onnx_io::WriteDeployment(
+      *out_dir, problem.model->model, files,
+      {.force = force, .on_progress = progress.Task("writing weights", ProgressUnit::kBytes)});
+  progress.Finish();
+  if (!written.ok()) return ReportError(written);
+  if (std::optional<std::string> dot_path = parsed->Get("dot")) {
+    // The graph the search placed; a given placement is drawn node by node.
+    absl::StatusOr<std::string> dot =
+        plan.unit_placement.device.empty()
+            ? PlacementToDot(problem.node_graph(), plan.node_placement.device,
+                             DeviceNames(problem.cluster))
+            : PlacementToDot(problem.units(), plan.unit_placement.device,
+                             DeviceNames(problem.cluster));
+    if (!dot.ok()) return ReportError(dot.status());
+    if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
+  }
+  if (parsed->Has("json")) {
+    absl::StatusOr<std::vector<std::string>> listed = ListFiles(*out_dir);
+    if (!listed.ok()) return ReportError(listed.status());
+    PlanRecord timed = record;
+    timed.search_time_ms = plan.search_time_ms;
+    std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
+    return kExitOk;
+  }
+  std::fputs(Summary(*out_dir, *result, report).c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace autopar::tools

@@ -1,0 +1,58 @@
+#include "tools/cli/search_flags.h"
+
+#include <limits>
+
+#include "absl/strings/numbers.h"
+#include "tools/cli/quantities.h"
+
+namespace autopar::tools {
+
+std::vector<FlagSpec> SearchFlagSpecs() {
+  std::vector<FlagSpec> specs;
+  for (const char* name :
+       {"algo", "seed", "time-budget", "max-generations", "threads", "microbatches"}) {
+    specs.push_back({name, true});
+  }
+  specs.push_back({"quiet", false});
+  return specs;
+}
+
+absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
+  SearchFlags flags;
+  search::SearchOptions& options = flags.options;
+  if (std::optional<std::string> algo = args.Get("algo")) flags.algorithm = *algo;
+  if (std::optional<std::string> m = args.Get("microbatches")) {
+    if (!absl::SimpleAtoi(*m, &options.microbatches) || options.microbatches < 1) {
+      return absl::InvalidArgumentError("--microbatches must be a positive number");
+    }
+  }
+  if (std::optional<std::string> seed = args.Get("seed")) {
+    if (!absl::SimpleAtoi(*seed, &options.seed)) {
+      return absl::InvalidArgumentError("--seed must be a non-negative number");
+    }
+  }
+  if (std::optional<std::string> threads = args.Get("threads")) {
+    if (!absl::SimpleAtoi(*threads, &options.threads) || options.threads < 1 ||
+        options.threads > 1024) {
+      return absl::InvalidArgumentError("--threads must be a number from 1 to 1024");
+    }
+  }
+  if (std::optional<std::string> budget = args.Get("time-budget")) {
+    absl::StatusOr<double> seconds = ParseDurationSeconds(*budget);
+    if (!seconds.ok()) return seconds.status();
+    if (*seconds <= 0) return absl::InvalidArgumentError("--time-budget must be positive");
+    options.time_budget_s = *seconds;
+  }
+  if (std::optional<std::string> generations = args.Get("max-generations")) {
+    if (!absl::SimpleAtoi(*generations, &options.max_iterations) || options.max_iterations < 1) {
+      return absl::InvalidArgumentError("--max-generations must be a positive number");
+    }
+    // Bounded by generations alone, a run is reproducible on any machine; a
+    // default time budget would quietly cut it short on a slow one.
+    if (!args.Has("time-budget")) options.time_budget_s = std::numeric_limits<double>::infinity();
+  }
+  flags.quiet = args.Has("quiet");
+  return flags;
+}
+
+}  // namespace autopar::tools
