@@ -1,5 +1,5 @@
-// Cluster: the devices a model is placed on and the links between them
-// (DESIGN.md §4). Devices may differ (speed, memory); every ordered pair of
+// Cluster: the devices a model is placed on and the links between them.
+// Devices may differ (speed, memory); every ordered pair of
 // devices has a bandwidth and a latency.
 #ifndef AUTOPAR_COSTMODEL_CLUSTER_H_
 #define AUTOPAR_COSTMODEL_CLUSTER_H_

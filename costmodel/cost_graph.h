@@ -1,4 +1,4 @@
-// CostGraph: the frozen, search-facing view of a model (DESIGN.md §3, §6).
+// CostGraph: the frozen, search-facing view of a model.
 // Placement units in topological order with per-device-kind compute times,
 // the tensors they exchange, and CSR adjacency — flat arrays, no pointers, so
 // that the simulator and the searches touch only contiguous memory.

@@ -1,5 +1,5 @@
 // The tool-neutral cost-graph JSON format, so that the same graph can be
-// placed by this tool or any other (issue 3 item 5):
+// placed by this tool or any other:
 //
 //   {"nodes": [{"id": 0, "name": "conv1", "op": "Conv", "compute_us": 12.5,
 //               "param_bytes": 37632, "output_bytes": [3211264], "temp_bytes": 0}, …],

@@ -1,4 +1,4 @@
-// The device model (DESIGN.md §4): what one accelerator can do, and the
+// The device model: what one accelerator can do, and the
 // roofline that turns a NodeCost into a predicted time on it.
 //
 //   time_us = kernels × kernel_overhead_us
@@ -7,7 +7,7 @@
 //
 // where bytes = bytes_read + bytes_written. `efficiency` is the fraction of
 // the arithmetic peak an op class reaches; `memory_efficiency` (default 1,
-// so the formula is DESIGN.md's roofline exactly) the fraction of the
+// so the formula is the plain roofline) the fraction of the
 // bandwidth, there so that a calibration against measured times can fit it.
 //
 // Built-in presets (LookupDevicePreset): v100, a100-80gb, h100, h200, t4, l4

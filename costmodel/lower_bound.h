@@ -1,4 +1,4 @@
-// A lower bound on the step time of any placement (DESIGN.md §4), reported
+// A lower bound on the step time of any placement, reported
 // beside every simulated step time so users see how far a plan is from ideal.
 #ifndef AUTOPAR_COSTMODEL_LOWER_BOUND_H_
 #define AUTOPAR_COSTMODEL_LOWER_BOUND_H_

@@ -1,5 +1,5 @@
-// NodeCost: what one node costs, from shapes and attributes alone (DESIGN.md
-// §4) — arithmetic, memory traffic and memory footprint. Device-independent:
+// NodeCost: what one node costs, from shapes and attributes alone —
+// arithmetic, memory traffic and memory footprint. Device-independent:
 // costmodel/device.h turns a NodeCost into a predicted time on a device.
 //
 // Note [Counting convention]:

@@ -1,4 +1,4 @@
-// Per-operator cost formulas and the per-graph driver (DESIGN.md §4): for
+// Per-operator cost formulas and the per-graph driver: for
 // every node, MACs, FLOPs, bytes moved, parameter and output bytes and
 // workspace, computed from shapes and attributes alone.
 //

@@ -1,6 +1,6 @@
 // Control flow: If, Loop, Scan and SequenceMap cost what their bodies cost
-// (DESIGN.md §3: the node is one unit for placement; its cost is estimated
-// from the body).
+// (the node is one unit for placement; its cost is estimated from the
+// body).
 #include <array>
 #include <limits>
 

@@ -1,4 +1,4 @@
-// The event simulator: the referee that judges every placement (DESIGN.md §5).
+// The event simulator: the referee that judges every placement.
 //
 // One step of a placement is simulated event by event:
 //  - each device runs one unit at a time, choosing among its ready units the

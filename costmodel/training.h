@@ -1,4 +1,4 @@
-// The training step (DESIGN.md §4, `--mode training`): what one step of
+// The training step (`--mode training`): what one step of
 // training adds to the forward pass that NodeCost describes — the backward
 // pass, the activations it reads, gradients and optimizer state. Every factor
 // is documented here and in training.cc, in one place:

@@ -1,5 +1,5 @@
 // The intermediate representation: a flat arena of nodes and values with strong
-// ids (DESIGN.md §3). Every pass reads this; only importers and the test builder
+// ids. Every pass reads this; only importers and the test builder
 // create it.
 //
 // Note [Topological order]: after Finalize() succeeds, nodes() is in topological

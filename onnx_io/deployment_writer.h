@@ -1,5 +1,5 @@
 // Writes a deployment's files (device models, stage models, plan.json...) into
-// an output folder atomically (DESIGN.md §8, §10): everything goes into a
+// an output folder atomically: everything goes into a
 // temporary sibling folder first, which is renamed into place only when every
 // file is written. A failure leaves no output folder and no temporary one; an
 // existing output folder is refused unless `force`, and then swapped for the

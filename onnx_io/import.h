@@ -1,6 +1,5 @@
-// ONNX → IR: builds an ir::Graph from a loaded model (DESIGN.md §1,
-// `ir::BuildGraph`). Shapes come from the model's declared types and
-// value_info; passes::InferShapes fills in the rest.
+// ONNX → IR: builds an ir::Graph from a loaded model. Shapes come from the model's declared types
+// and value_info; passes::InferShapes fills in the rest.
 #ifndef AUTOPAR_ONNX_IO_IMPORT_H_
 #define AUTOPAR_ONNX_IO_IMPORT_H_
 

@@ -1,7 +1,7 @@
 // ONNX Runtime's `com.microsoft` Send and Recv operators (the ones its
 // pipeline-parallel runtime executes over MPI), registered with the installed
 // ONNX library's schema registry so that device models with Send/Recv pass the
-// checker and shape inference (DESIGN.md §7).
+// checker and shape inference.
 //
 // The schemas follow ONNX Runtime's training op definitions:
 //

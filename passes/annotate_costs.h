@@ -1,10 +1,10 @@
 // AnnotateCosts: the costs of every node (costmodel/op_costs.h) turned into
 // the node-level CostGraph the search runs on, with one compute time per
-// device kind of the cluster (DESIGN.md §1 `passes::AnnotateCosts`).
+// device kind of the cluster (docs/ARCHITECTURE.md).
 //
 // Note [Weights are not edges]: parameter values (initializers and Constant
 // outputs) never travel between devices: every device that reads a weight
-// holds its own copy (DESIGN.md §7). They become parameter blocks of their
+// holds its own copy. They become parameter blocks of their
 // readers, shared by identity, not tensors with edges. Graph inputs are fed to
 // whichever devices read them and are not units either.
 //

@@ -1,5 +1,6 @@
 // Coarsen: groups nodes into placement units, the "simplified solution
-// space" the searches work on (DESIGN.md §1 `passes::Coarsen`).
+// space" the searches work on (docs/ARCHITECTURE.md, "From file to
+// deployment").
 //
 // Rules, applied in topological order with a union-find:
 //  0. Nodes that must share a device (CoarsenOptions::colocated: values

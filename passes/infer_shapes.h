@@ -1,5 +1,5 @@
 // InferShapes: gives every tensor of the graph a static shape, or says which
-// values cannot have one and what to bind to fix it (DESIGN.md §1, §10).
+// values cannot have one and what to bind to fix it.
 //
 // Order of sources, most trusted first: the model's declared types, ONNX's
 // shape inference with data propagation (onnx_io), then our own per-operator

@@ -1,4 +1,4 @@
-// Partition: the rewriter (DESIGN.md §7). Turns a model and a node-level
+// Partition: the rewriter. Turns a model and a node-level
 // placement into one ONNX model per device, joined by ONNX Runtime's
 // `com.microsoft` Send/Recv operators, and into stage models that stock
 // runtimes run.

@@ -1,5 +1,5 @@
 // ValidateDeployment: checks a rewritten deployment against the graph and the
-// placement it came from (DESIGN.md §7, STYLE.md rule 11). It re-derives what
+// placement it came from (validation is separate and always runs). It re-derives what
 // must hold from the graph rather than trusting the rewriter's bookkeeping:
 //
 //  1. Every Send has exactly one Recv with its tag, on the device its Remote

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The placement benchmark (issue 7): builds tools/bench/placement_bench,
+# The placement benchmark: builds tools/bench/placement_bench,
 # exports the real models it places (tools/export_models.py skips those that
 # are up to date), runs it, prints its Markdown table on stdout and writes
 # every measurement to a CSV file.

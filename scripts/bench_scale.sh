@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale benchmark (issue 10, item 5): generates a model of NODES nodes
+# The scale benchmark: generates a model of NODES nodes
 # (default 1,000,000; tools/bench/make_large_model.cc), then
 #  1. runs each command as its own process under /usr/bin/time -v and prints
 #     its wall time, CPU time and peak RSS: info, cost, place (SGP, with its

@@ -1,5 +1,5 @@
 // What every placement algorithm checks first and reports when the model
-// cannot be placed (DESIGN.md §10): inputs that match, units that fit some
+// cannot be placed: inputs that match, units that fit some
 // device on their own, and — when nothing fits — one clear error saying how
 // much memory the model needs and how many devices of the cluster's kind
 // would hold it.

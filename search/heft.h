@@ -1,7 +1,7 @@
 // HEFT, the Heterogeneous Earliest-Finish-Time list scheduler (Topcuoglu,
 // Hariri and Wu, "Performance-effective and low-complexity task scheduling
 // for heterogeneous computing", IEEE TPDS 13(3), 2002), as a placement
-// baseline (DESIGN.md §6). Its steps are numbered in heft.cc.
+// baseline. Its steps are numbered in heft.cc.
 //
 // As in the paper, communication costs latency + bytes / bandwidth of the
 // link between the two devices and links carry any number of transfers at

@@ -1,5 +1,5 @@
 // Memory bookkeeping the one-shot placers (HEFT, the pipeline DP) share
-// (DESIGN.md §6: every result fits, or the placer says it cannot find one):
+// (every result fits, or the placer says it cannot find one):
 //  - MemoryChecker, the verdict before a plan is returned: per device, how
 //    far a placement exceeds its memory. ProvablePeakBytes' bound decides when
 //    it vouches for every device; else one simulation — the referee's own

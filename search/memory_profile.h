@@ -1,4 +1,4 @@
-// Memory estimates the placement algorithms share (DESIGN.md §4, §5): the
+// Memory estimates the placement algorithms share: the
 // activation profile of the graph run in topological order, the memory of a
 // contiguous segment of that order, and a bound on a placement's peak that
 // holds for every schedule.

@@ -1,4 +1,4 @@
-// The contiguous pipeline partition (DESIGN.md §6): the topological order cut
+// The contiguous pipeline partition: the topological order cut
 // into consecutive stages, stage j on the cluster's device j (devices in the
 // cluster's order; a device may be left empty), minimising the largest stage
 // time — the objective of PipeDream's partitioner (Narayanan et al.,

@@ -1,4 +1,4 @@
-// The round-robin baseline (DESIGN.md §6, issue 7): units dealt to the
+// The round-robin baseline: units dealt to the
 // devices in turn, in topological order — the simplest placement that uses
 // every device, and the one Baechi compares its placers against (Jeon et al.,
 // "Baechi: Fast Device Placement of Machine Learning Graphs", SoCC 2020).

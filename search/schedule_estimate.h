@@ -1,5 +1,5 @@
 // Cheap schedule estimates SGP uses to compare its candidate placements
-// without the full event simulator (DESIGN.md §5 stays the referee of the
+// without the full event simulator (the simulator, costmodel/simulator.h, stays the referee of the
 // result): a typical link for communication costs, and an in-order replay of
 // a placement — each device runs its units in topological order, a tensor
 // crosses once to each other device that reads it, a link carries one

@@ -1,4 +1,4 @@
-// The placement search interface (DESIGN.md §6): every algorithm — SGP, TGA
+// The placement search interface: every algorithm — SGP, TGA
 // and the baselines — takes the frozen CostGraph and the Cluster and returns
 // a Placement (a device, and a priority, per unit). Each algorithm lives in
 // its own .h/.cc pair; Place() dispatches by name.

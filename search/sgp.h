@@ -1,5 +1,5 @@
 // SGP (Swift Graph Partition): a placement in milliseconds, without profiling
-// and without iterating (DESIGN.md §6, issue 5). SGP partitions the
+// and without iterating. SGP partitions the
 // topological order into load-balanced, memory-feasible contiguous segments
 // — one per device, or fewer when fewer are faster: a chain that fits one
 // device stays on it — moves the segment boundaries to cheap cuts, and on

@@ -1,4 +1,4 @@
-// The single-device baseline (DESIGN.md §6): the whole model on one device,
+// The single-device baseline: the whole model on one device,
 // when one device holds it. What every plan's speed-up is measured against.
 #ifndef AUTOPAR_SEARCH_SINGLE_DEVICE_H_
 #define AUTOPAR_SEARCH_SINGLE_DEVICE_H_

@@ -1,4 +1,4 @@
-// TGA: the two-population genetic placement search (DESIGN.md §6, issue 8).
+// TGA: the two-population genetic placement search.
 // Iterative where SGP is one-shot: it starts from the other algorithms'
 // plans and improves them, every candidate judged by the event simulator.
 //

@@ -1,4 +1,4 @@
-// TGA's individuals and their fitness (DESIGN.md §6): a genome — a device
+// TGA's individuals and their fitness: a genome — a device
 // per unit and which schedule orders each device's ready units — judged by
 // the event simulator, in parallel, one Simulator per worker thread.
 //

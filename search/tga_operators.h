@@ -1,4 +1,4 @@
-// TGA's genetic operators and initial genomes (DESIGN.md §6). They respect
+// TGA's genetic operators and initial genomes. They respect
 // the graph: units are numbered in topological order, so a contiguous range
 // of unit ids is a segment of that order, and a "boundary" is a position
 // where the device changes from one unit to the next.

@@ -1,4 +1,4 @@
-// The accuracy anchor (issue 3): MAC totals of torchvision's architectures,
+// The accuracy anchor: MAC totals of torchvision's architectures,
 // exported at batch 1 by tools/export_models.py, match the published
 // multiply-add counts within 2%. Published counts are conv + linear MACs;
 // BatchNorm (folded into Conv by the export), ReLU, pooling and Add count as

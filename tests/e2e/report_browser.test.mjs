@@ -1,4 +1,4 @@
-// report.html and `compare --report` opened in headless Chromium (issue 9):
+// report.html and `compare --report` opened in headless Chromium:
 // a real exported model is split with TGA (so the convergence curve exists)
 // and compared across algorithms; each page must load without console
 // errors, have its device and link lanes, a tooltip that hover fills, and

@@ -1,4 +1,4 @@
-// The bad-input corpus (issue 10, item 1): inputs a user can hand
+// The bad-input corpus: inputs a user can hand
 // onnx-autopar that are broken (empty, truncated, random or cyclic models,
 // dangling or duplicate names, external data out of range, invalid cluster,
 // cost-graph and placement files) or merely unusual (odd names, names the

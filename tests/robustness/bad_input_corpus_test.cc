@@ -1,6 +1,6 @@
 // Runs every case of the bad-input corpus (bad_input_corpus.h) through the
 // onnx-autopar executable as a user would, and checks the promise of
-// DESIGN.md §10: a failure is one "onnx-autopar: error: ..." line with the
+// A failure is one "onnx-autopar: error: ..." line with the
 // documented exit code, never a crash, a hang or a half-written output; an
 // input that is merely unusual gives a correct deployment.
 #include "tests/robustness/bad_input_corpus.h"

@@ -93,7 +93,7 @@ TEST(MEtfTest, FitsTightMemoryAndIsDeterministic) {
 }
 
 TEST(MEtfTest, PlacesATenThousandUnitGraph) {
-  // Issue 7, item 4: the scale the Python implementations take 18–85 s on
+  // The scale the Python implementations take 18–85 s on
   // (tools/bench/baseline_bench prints the time; no timing is asserted).
   const CostGraph g = bench::MakeGraph(bench::GraphFamily::kLayeredDag, 10000, 1);
   Cluster c = TestCluster(4, kGiB * 64);

@@ -1,5 +1,5 @@
-// --dot FILE: the graph a search placed, as GraphViz, for looking at a plan
-// (issue 9). One box per unit, filled with its device's colour; edges between
+// --dot FILE: the graph a search placed, as GraphViz, for looking at a plan.
+// One box per unit, filled with its device's colour; edges between
 // units, bold and labelled with the bytes they carry where they cross devices
 // (those are the transfers). Parallel edges between two units are drawn as one.
 // The text depends only on the graph and the placement, so the same plan

@@ -1,5 +1,5 @@
 // plan.json, the contract between onnx-autopar and whatever runs its output
-// (DESIGN.md §8; the README documents every field). Version 1. Field names
+// (the README documents every field). Version 1. Field names
 // are stable: a change that removes or renames one bumps "version"; new
 // fields may be added.
 #ifndef AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_

@@ -1,4 +1,4 @@
-// report.html: the plan drawn (DESIGN.md §8, issue 9). One self-contained
+// report.html: the plan drawn. One self-contained
 // HTML file (inline SVG, CSS and a few lines of JS; no network) showing the
 // summary numbers, for TGA its convergence curve, a Gantt timeline of the
 // simulated step with one lane per device and per busy link (hovering a box
@@ -9,7 +9,7 @@
 //
 // Note [Deterministic report]: the document is a function of its input
 // only — no clocks, no unordered iteration, numbers printed with fixed
-// formats — so that the same plan gives the same bytes (issue 10). The
+// formats — so that the same plan gives the same bytes. The
 // search time, a wall-clock measurement, is shown only when the caller sets
 // it (`--timings`), and the convergence curve's x axis is the generation,
 // not the time.

@@ -1,5 +1,5 @@
 // The main command's --json output: one object on stdout that scripts read
-// instead of the human summary (issue 9), e.g.
+// instead of the human summary, e.g.
 //   {"out_dir": "out", "algorithm": "sgp", "seed": 1, "step_time_us": ...,
 //    "devices": [{"name": "A100-80GB", "file": "device_0.onnx", ...}], ...,
 //    "files": ["device_0.onnx", ..., "plan.json"]}

@@ -1,4 +1,4 @@
-// The Baechi baselines' speed and quality (issue 7): round-robin, m-TOPO,
+// The Baechi baselines' speed and quality: round-robin, m-TOPO,
 // m-ETF and m-SCT — and SGP for reference — on every graph family at 1k, 10k
 // and 100k units, on 4 devices, with loose memory and with a tight cap (0.6 ×
 // the single-device peak per device). Prints a Markdown table: search time,

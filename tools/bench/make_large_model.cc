@@ -1,5 +1,5 @@
 // make_large_model: writes a large synthetic ONNX model for the scale
-// benchmark (issue 10, item 5; scripts/bench_scale.sh). A stack of the blocks
+// benchmark (scripts/bench_scale.sh). A stack of the blocks
 // transformer and branchy CNN exporters produce — decomposed LayerNorm,
 // single-head attention, an MLP, a Split/Concat block of two branches, and a
 // long skip connection every kSkipEvery blocks — on small tensors so that a

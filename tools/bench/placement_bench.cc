@@ -1,4 +1,4 @@
-// The placement benchmark (issue 7): every placement algorithm on the
+// The placement benchmark: every placement algorithm on the
 // synthetic graph families (1k, 10k and 100k units) and on real exported
 // models, on 2, 4 and 8 devices, with loose memory and with a tight cap of
 // 0.6 × the single-device peak per device. Prints a Markdown table — one row

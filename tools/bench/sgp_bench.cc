@@ -1,4 +1,4 @@
-// SGP's speed and quality (issue 5): every graph family at 1k, 10k, 100k and
+// SGP's speed and quality: every graph family at 1k, 10k, 100k and
 // 1M units on 2, 4 and 8 devices, with loose memory and with a tight cap
 // (0.6 × the single-device peak per device). Prints a Markdown table: search
 // time, the simulated step over the lower bound, the speed-up over one

@@ -1,4 +1,4 @@
-// TGA against its SGP seed (issue 8): every graph family at 1k and 10k units
+// TGA against its SGP seed: every graph family at 1k and 10k units
 // on 2, 4 and 8 devices, with loose memory and with a tight cap (0.6 × the
 // single-device peak per device). Prints a Markdown table — SGP's and TGA's
 // simulated step, their ratio, when TGA came within 1% of its final step,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // fidelity: how well the cost model's per-node predictions match ONNX
-// Runtime's measured per-node times on this machine (DESIGN.md §4, §9).
+// Runtime's measured per-node times on this machine.
 // A report, not a test: exits 0 whatever the numbers, non-zero only on errors.
 // See README.md.
 import { writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // measure: runs one model in ONNX Runtime with its profiler on and returns the
-// measured time of every node — the "reality" side of the fidelity check
-// (DESIGN.md §4, §9). See README.md.
+// measured time of every node — the "reality" side of the fidelity check.
+// See README.md.
 //
 //   node tools/fidelity/measure.mjs MODEL.onnx [--runs 20] [--warmup 3]
 //        [--threads 1] [--seed 0] [--int-range 0,10] [--dim NAME=V]... [-o OUT.json]

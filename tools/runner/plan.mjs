@@ -1,4 +1,4 @@
-// Reads and validates OUT_DIR/plan.json (DESIGN.md §8) into the form the
+// Reads and validates OUT_DIR/plan.json into the form the
 // scheduler needs. Only the fields the runner uses are checked: stages (id,
 // device, model, inputs, outputs, after), inputs, outputs, devices and, when
 // present, transfers. Each failure is a RunnerError(BAD_INPUT) naming plan.json.

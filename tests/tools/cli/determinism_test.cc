@@ -1,4 +1,4 @@
-// Determinism of the main command (issue 10, item 4): the same model,
+// Determinism of the main command: the same model,
 // options and seed give a byte-identical output folder — device models and
 // their external data, stages, plan.json and report.html — across runs and
 // across --threads values. SGP is one-shot; TGA is reproducible when bounded

@@ -1,6 +1,6 @@
 // The main command, `onnx-autopar MODEL.onnx -o OUT_DIR` (also spelled
 // `onnx-autopar split ...`): load → shapes → costs → coarsen → place →
-// simulate → rewrite → validate → write (DESIGN.md §1, §8).
+// simulate → rewrite → validate → write.
 #ifndef AUTOPAR_TOOLS_CLI_COMMANDS_SPLIT_COMMAND_H_
 #define AUTOPAR_TOOLS_CLI_COMMANDS_SPLIT_COMMAND_H_
 

@@ -1,5 +1,5 @@
 // The main command, `onnx-autopar MODEL.onnx -o OUT_DIR`, as a user runs it:
-// what it writes (device models, stages, plan.json as DESIGN.md §8 says), that
+// what it writes (device models, stages, plan.json as the README documents it), that
 // it is deterministic, that it never leaves a half-written or clobbered
 // folder, and that a hand-made placement is applied or refused clearly.
 #include <filesystem>
