@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "costmodel/lower_bound.h"
 #include "costmodel/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -111,8 +112,12 @@ TEST(TgaTest, BestSoFarNeverWorsens) {
     std::vector<Progress> trace;
     SearchOptions options = Options(3);
     options.on_progress = [&](const Progress& p) { trace.push_back(p); };
-    RunOrDie(graph, cluster, options, ShortRun(40));
-    ASSERT_GE(trace.size(), 2u);
+    const TgaResult result = RunOrDie(graph, cluster, options, ShortRun(40));
+    ASSERT_FALSE(trace.empty());
+    // A search that starts at the lower bound has nothing left to do.
+    if (trace.size() == 1) {
+      EXPECT_LE(result.step_us, costmodel::ComputeLowerBound(graph, cluster).bound_us * (1 + 1e-3));
+    }
     EXPECT_EQ(trace.front().iteration, 0);
     for (size_t i = 1; i < trace.size(); ++i) {
       EXPECT_EQ(trace[i].iteration, trace[i - 1].iteration + 1);
@@ -164,7 +169,7 @@ TEST(TgaTest, FindsTheExhaustiveOptimumInMostSeeds) {
     ASSERT_LT(optimum_us, std::numeric_limits<double>::infinity());
     int found_here = 0;
     for (uint64_t seed = 1; seed <= 10; ++seed) {
-      const TgaResult result = RunOrDie(graph, cluster, Options(seed), TgaOptions{});
+      const TgaResult result = RunOrDie(graph, cluster, Options(seed), ShortRun(300));
       // TGA may also reorder; it must be at least as good as the best
       // assignment under the default order.
       if (result.step_us <= optimum_us * (1 + 1e-9)) ++found_here;
