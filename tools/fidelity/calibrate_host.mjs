@@ -25,7 +25,8 @@
 //    device and compared with the unsplit model, per micro-batch:
 //      collapsed − unsplit = (stages − 1) · stage_run_us + cut_edges · cut_us
 //    where a cut edge is one (tensor, reading stage) pair whose producer is
-//    another stage. cut_us is the median over the splits (never below 0).
+//    another stage. cut_us pools the splits: Σ (extra − stage runs) / Σ cut
+//    edges (never below 0).
 // Load: the 1-minute load average before the run, and cpu_share (the time our
 // threads ran / ran + waited for a core, host_load.mjs) over the whole run;
 // a warning when the host was busy, since every number is then inflated.
@@ -173,14 +174,17 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
         const extra = (tc - t1) / microbatches;
         const cut = (extra - (stages - 1) * result.stage_run_us) / edges;
         entry.splits.push({ algo, stages, cut_edges: edges, collapsed_us_per_microbatch: round(tc / microbatches, 1), extra_us_per_microbatch: round(extra, 1), cut_us: round(cut, 2) });
-        cuts.push(cut);
+        cuts.push({ cut_us: cut, edges });
       }
       perModel.push(entry);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  result.cut_us = cuts.length ? round(Math.max(0, median(cuts)), 2) : null;
+  // Pooled over the splits (Σ extra / Σ cut edges): a split with few cuts
+  // turns timing noise into a large per-cut error, so each counts by its edges.
+  const edgesTotal = cuts.reduce((a, c) => a + c.edges, 0);
+  result.cut_us = edgesTotal ? round(Math.max(0, cuts.reduce((a, c) => a + c.cut_us * c.edges, 0) / edgesTotal), 2) : null;
   result.thread_speedup = { 1: 1, 2: perModel.length ? round(median(perModel.map((m) => m.thread_speedup_2)), 3) : null };
   result.microbatches = microbatches;
   result.repeat = repeat;
