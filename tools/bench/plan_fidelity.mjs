@@ -37,8 +37,11 @@ const MIN_CPU_SHARE = 0.8; // below it, other processes set the times, not the p
 const EXIT_OFF = 5; // --expect-within: a prediction is off by more than allowed
 const EXIT_SKIPPED = 77; // --expect-within: too busy to judge (ctest's SKIP_RETURN_CODE) // a fixed bound: the same plan on every run and machine
 
-/** Runs a command; its stdout parsed as JSON. Failures become errors naming the command. */
-function runJson(cmd, args, what) {
+/**
+ * Runs a command; its stdout parsed as JSON. Failures become errors naming the
+ * command, except the runner's "outputs differ" (exit 3), whose report counts.
+ */
+function runJson(cmd, args, what, { mismatchIsResult = false } = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (r.error) throw internal(`${what}: cannot run ${cmd}: ${r.error.message}`);
   let out = null;
@@ -47,7 +50,7 @@ function runJson(cmd, args, what) {
   } catch {
     // reported below
   }
-  if (r.status !== 0 && !(r.status === EXIT.MISMATCH && out)) {
+  if (r.status !== 0 && !(mismatchIsResult && r.status === EXIT.MISMATCH && out)) {
     const msg = (r.stderr || r.stdout || '').trim().split('\n').pop();
     throw (r.status === 1 || r.status === 2 ? badInput : internal)(`${what} failed (exit ${r.status}): ${msg}`);
   }
@@ -80,7 +83,7 @@ function runSteps(o, target, M, { check = null, threads = 1 } = {}) {
   const args = [RUNNER, target, '--microbatches', String(M), '--repeat', String(o.repeat), '--warmup', String(o.warmup),
     '--threads-per-device', String(threads), '--json'];
   if (check) args.push('--check', check);
-  return runJson(process.execPath, args, `run_deployment ${target} (M=${M})`);
+  return runJson(process.execPath, args, `run_deployment ${target} (M=${M})`, { mismatchIsResult: true });
 }
 
 /**
