@@ -31,7 +31,9 @@
 //     memory: then it never does), else one simulation. When the chosen plan overflows the other is
 //     tried; when both do, both are made again with each overflowing device's budget cut by its
 //     overflow (at most kMaxMemoryRepairs times).
-//  6. Post-pass: one sweep of boundary moves judged by the simulator. The
+//  6. Post-pass: when both the segments and the list schedule fit, the
+//     simulator picks between them (SGP's estimates can be wrong on wide
+//     graphs); then one sweep of boundary moves judged by the simulator. The
 //     boundaries of the topological order (where the device changes), the
 //     busiest side's first, each shift once toward balance: the busier side
 //     hands the units next to the boundary, up to half the two devices'
@@ -135,6 +137,8 @@ class Sgp {
   std::optional<Candidate> ListScheduled();
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
+  int PostPassBudget() const;
+  double SimulatedUs(const Placement& plan);
 
   const CostGraph& graph_;
   const Cluster& cluster_;
@@ -441,10 +445,20 @@ bool Sgp::FitsMemory(const Candidate& candidate) {
   return fits;
 }
 
+int Sgp::PostPassBudget() const {
+  return static_cast<int>(
+      std::min<int64_t>(kMaxPostPassSimulations, kPostPassUnitRuns / std::max<int64_t>(1, n_)));
+}
+
+double Sgp::SimulatedUs(const Placement& plan) {
+  if (!simulator_) simulator_.emplace(graph_, cluster_);
+  ++simulations_;
+  return simulator_->Run(plan, {.microbatches = options_.microbatches}).step_time_us;
+}
+
 // Step 6; returns the shifts kept.
 int Sgp::PostPass(Placement& plan) {
-  const int budget = static_cast<int>(
-      std::min<int64_t>(kMaxPostPassSimulations, kPostPassUnitRuns / std::max<int64_t>(1, n_)));
+  const int budget = PostPassBudget();
   if (budget < 2 || num_devices_ < 2 || n_ < 2) return 0;
   if (!simulator_) simulator_.emplace(graph_, cluster_);
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
@@ -540,6 +554,14 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     if (segments) order.push_back(&*segments);
     if (list) order.push_back(&*list);
     if (order.size() == 2 && Better(*order[1], *order[0])) std::swap(order[0], order[1]);
+    // Step 6: when both fit, the simulator has the last word (two runs, on
+    // graphs small enough for the post-pass).
+    if (order.size() == 2 && PostPassBudget() >= 2 && FitsMemory(*order[0]) &&
+        FitsMemory(*order[1])) {
+      if (SimulatedUs(order[1]->placement) < SimulatedUs(order[0]->placement)) {
+        std::swap(order[0], order[1]);
+      }
+    }
     for (Candidate* candidate : order) {
       if (FitsMemory(*candidate)) return finish(*candidate);
       overflowed = true;
