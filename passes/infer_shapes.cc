@@ -210,6 +210,8 @@ std::string_view EstimateKindName(EstimateKind kind) {
       return "If branch shape";
     case EstimateKind::kLoopTrips:
       return "loop trip count";
+    case EstimateKind::kDataDependentSize:
+      return "data-dependent size";
   }
   return "estimate";
 }
@@ -255,9 +257,10 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
   for (const auto& [index, assumed] : estimated) {
     const ir::Value& v = graph.value(ir::ValueId(index));
     const ir::Node& producer = graph.node(v.producer);
-    report.estimates.push_back(
-        {producer.kind == ir::OpKind::kIf ? EstimateKind::kIfBranch : EstimateKind::kLoopTrips,
-         v.name, assumed});
+    EstimateKind kind = EstimateKind::kDataDependentSize;
+    if (producer.kind == ir::OpKind::kIf) kind = EstimateKind::kIfBranch;
+    if (producer.kind == ir::OpKind::kLoop) kind = EstimateKind::kLoopTrips;
+    report.estimates.push_back({kind, v.name, assumed});
   }
   // 5. Report what is still open.
   if (!options.require_static) return report;

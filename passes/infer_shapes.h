@@ -15,7 +15,9 @@
 //  - an If whose condition is not known, with branches of different shapes,
 //    outputs the larger branch's shape (by elements);
 //  - a Loop whose trip count is not a constant runs options.loop_trips times,
-//    which sizes its scan outputs and the sequences it fills.
+//    which sizes its scan outputs;
+//  - how many elements NonZero, Compress, Unique and NonMaxSuppression keep
+//    is its upper bound (all of them), the size memory must be planned for.
 // Symbolic input dims ("batch") are never guessed: they name what to bind.
 #ifndef AUTOPAR_PASSES_INFER_SHAPES_H_
 #define AUTOPAR_PASSES_INFER_SHAPES_H_
@@ -59,6 +61,7 @@ enum class EstimateKind : uint8_t {
   kUnnamedInputDim,
   kIfBranch,
   kLoopTrips,
+  kDataDependentSize,
 };
 
 /// One estimate: the value (or input) it concerns and what was assumed.
@@ -68,7 +71,8 @@ struct ShapeEstimate {
   std::string assumed;
 };
 
-/// "unnamed input dim", "If branch shape", "loop trip count".
+/// "unnamed input dim", "If branch shape", "loop trip count", "data-dependent
+/// size".
 std::string_view EstimateKindName(EstimateKind kind);
 
 /// What InferShapesWithReport learned besides the shapes.

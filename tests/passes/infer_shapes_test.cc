@@ -361,5 +361,22 @@ TEST(InferShapesTest, LoopScanOutputsStackTheTripCount) {
   EXPECT_THAT(estimated.report.estimates[0].assumed, HasSubstr("4 trips"));
 }
 
+TEST(InferShapesTest, NonZeroCountIsEstimatedByItsUpperBound) {
+  Reported r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,8] scores) => (int64[?] picked) {
+      half = Constant <value = float {0.5}> ()
+      keep = Greater(scores, half)
+      idx = NonZero(keep)
+      picked = Flatten <axis = 0> (idx)
+    }
+  )");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "idx"), "[2,16]");
+  ASSERT_EQ(r.report.estimates.size(), 1u);
+  EXPECT_EQ(r.report.estimates[0].kind, EstimateKind::kDataDependentSize);
+  EXPECT_THAT(r.report.estimates[0].assumed, HasSubstr("16 (the upper bound"));
+}
+
 }  // namespace
 }  // namespace autopar::passes

@@ -84,7 +84,7 @@ std::vector<std::string> EstimateLines(const std::vector<passes::ShapeEstimate>&
   std::vector<std::string> lines;
   for (passes::EstimateKind kind :
        {passes::EstimateKind::kUnnamedInputDim, passes::EstimateKind::kIfBranch,
-        passes::EstimateKind::kLoopTrips}) {
+        passes::EstimateKind::kLoopTrips, passes::EstimateKind::kDataDependentSize}) {
     std::vector<const passes::ShapeEstimate*> of_kind;
     for (const passes::ShapeEstimate& e : estimates) {
       if (e.kind == kind) of_kind.push_back(&e);
