@@ -378,5 +378,25 @@ TEST(InferShapesTest, NonZeroCountIsEstimatedByItsUpperBound) {
   EXPECT_THAT(r.report.estimates[0].assumed, HasSubstr("16 (the upper bound"));
 }
 
+// ONNX 1.12's Shape data propagation dereferences its input's type: a Shape
+// of a Relu of an opset-18 Split (which the library cannot type) crashed it.
+TEST(InferShapesTest, ShapeOfWhatTheLibraryCannotTypeDoesNotCrashIt) {
+  Reported r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2,8,32] x) => (int64[?] y) {
+      a, b = Split <axis = 2, num_outputs = 2> (x)
+      n = Relu(a)
+      s = Shape(n)
+      zero = Constant <value = int64[1] {0}> ()
+      y = Gather <axis = 0> (s, zero)
+    }
+  )");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "n"), "[2,8,16]");
+  const ir::Value& y = r.graph.value(*r.graph.FindValue("y"));
+  ASSERT_TRUE(y.int_data.has_value());
+  EXPECT_EQ(*y.int_data, std::vector<int64_t>{2});
+}
+
 }  // namespace
 }  // namespace autopar::passes
