@@ -87,7 +87,7 @@ constexpr double kNearLowerBound = 0.05;
 /// Step 6: the post-pass's simulations, at most kMaxPostPassSimulations and
 /// at most kPostPassUnitRuns / units (one run costs O(V log V)).
 constexpr int kMaxPostPassSimulations = 12;
-constexpr int64_t kPostPassUnitRuns = 120000;
+constexpr int64_t kPostPassUnitRuns = 16000;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
