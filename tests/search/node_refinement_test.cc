@@ -106,17 +106,22 @@ TEST(NodeRefinementTest, SamePlanForEveryThreadCount) {
   const Cluster cluster = TestCluster(4, kGiB);
   const TwoLevels levels =
       Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 400, 5), cluster, 30);
-  absl::StatusOr<Placement> unit_plan = Place("sgp", levels.coarsening.graph, cluster, {});
+  // A poor start and no list schedules: every round has work to do.
+  absl::StatusOr<Placement> unit_plan = Place("round-robin", levels.coarsening.graph, cluster, {});
   ASSERT_TRUE(unit_plan.ok());
+  NodeRefinementOptions single_thread = Rounds(12, 1), four_threads = Rounds(12, 4);
+  single_thread.list_schedulers.clear();
+  four_threads.list_schedulers.clear();
   absl::StatusOr<NodeRefinementResult> one =
-      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, Rounds(12, 1));
+      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, single_thread);
   absl::StatusOr<NodeRefinementResult> four =
-      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, Rounds(12, 4));
+      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, four_threads);
   ASSERT_TRUE(one.ok() && four.ok());
   EXPECT_EQ(one->placement.device, four->placement.device);
   EXPECT_EQ(one->placement.priority, four->placement.priority);
   EXPECT_EQ(one->evaluations, four->evaluations);
   EXPECT_EQ(one->rounds, 12);
+  EXPECT_LT(one->step_us, one->projected_step_us);
 }
 
 TEST(NodeRefinementTest, TgaRefinesBelowItsUnits) {
