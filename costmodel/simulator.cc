@@ -81,13 +81,13 @@ void Simulator::StartUnits(int device, double now) {
   const Ready next = heap.back();
   heap.pop_back();
   const uint32_t u = next.instance % graph_.num_units();
-  const double duration = graph_.compute_us(u, cluster_.device(device).kind) * scale_;
+  const double duration = graph_.compute_us(u, cluster_.device(device).kind);
   device_busy_[device] = 1;
   // Outputs per tensor, so that each is released exactly as allocated.
   for (uint32_t t : graph_.outputs(u)) {
-    Allocate(device, static_cast<int64_t>(graph_.tensor_bytes(t) * scale_));
+    Allocate(device, static_cast<int64_t>(graph_.tensor_bytes(t)));
   }
-  Allocate(device, static_cast<int64_t>(graph_.temp_bytes(u) * scale_));
+  Allocate(device, static_cast<int64_t>(graph_.temp_bytes(u)));
   result_.devices[device].busy_us += duration;
   if (options_.record_timeline) {
     result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kCompute, u, 0, device, device,
@@ -104,7 +104,7 @@ void Simulator::ReleaseInputs(uint32_t instance) {
   const uint32_t num_tensors = graph_.num_tensors();
   const auto num_copies = static_cast<uint32_t>(copy_device_.size());
   for (uint32_t e : graph_.in_edges(u)) {
-    const auto bytes = static_cast<int64_t>(graph_.edge_bytes(e) * scale_);
+    const auto bytes = static_cast<int64_t>(graph_.edge_bytes(e));
     if (edge_copy_[e] == kLocal) {
       if (--local_refs_[m * num_tensors + graph_.edge_tensor(e)] == 0) Release(device, bytes);
     } else if (--copy_refs_[m * num_copies + edge_copy_[e]] == 0) {
@@ -121,11 +121,11 @@ void Simulator::FinishUnit(uint32_t instance, double now) {
   const uint32_t num_tensors = graph_.num_tensors();
   const auto num_copies = static_cast<uint32_t>(copy_device_.size());
   device_busy_[device] = 0;
-  Release(device, static_cast<int64_t>(graph_.temp_bytes(u) * scale_));
+  Release(device, static_cast<int64_t>(graph_.temp_bytes(u)));
   ReleaseInputs(instance);
 
   for (uint32_t t : graph_.outputs(u)) {
-    const auto bytes = static_cast<int64_t>(graph_.tensor_bytes(t) * scale_);
+    const auto bytes = static_cast<int64_t>(graph_.tensor_bytes(t));
     if (local_refs_[m * num_tensors + t] == 0) Release(device, bytes);
     for (uint32_t e : graph_.tensor_uses(t)) {
       if (edge_copy_[e] != kLocal) continue;
@@ -160,7 +160,7 @@ void Simulator::ArriveCopy(uint32_t copy_instance, double /*now*/) {
   const int dst = copy_device_[k];
   // The send has left: the source copy may go.
   if (--local_refs_[m * graph_.num_tensors() + t] == 0) {
-    Release(src, static_cast<int64_t>(graph_.tensor_bytes(t) * scale_));
+    Release(src, static_cast<int64_t>(graph_.tensor_bytes(t)));
   }
   const uint32_t n = graph_.num_units();
   for (uint32_t e : graph_.tensor_uses(t)) {
@@ -177,7 +177,6 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
   const int num_devices = cluster_.num_devices();
   placement_ = &placement;
   microbatches_ = std::max(1, microbatches);
-  scale_ = 1.0 / microbatches_;
   const auto mb = static_cast<uint32_t>(microbatches_);
 
   // 1. Remote copies: for each tensor, one per distinct reading device other

@@ -8,9 +8,7 @@
 //    served; compute and transfers overlap;
 //  - a unit's output tensor crosses to each other device that reads it once;
 //  - a unit starts when all its input tensors are present on its device.
-// With M micro-batches every unit runs M times on 1/M of the data (compute,
-// tensor sizes and activations scale by 1/M; weights do not), micro-batch m
-// before m+1 in priority, which yields the usual pipeline fill and drain.
+// With M micro-batches every unit runs M times (Note [Micro-batches]).
 //
 // Memory per device = the distinct parameter blocks of its units (a weight
 // read on two devices is counted on both) + the peak of live activations:
@@ -19,6 +17,18 @@
 // its last send has left; a received copy lives from the start of its
 // transfer until its last reader on that device has finished. Graph outputs
 // stay until the end.
+//
+// Note [Micro-batches]: the model as given is ONE micro-batch (PiPPy's
+// convention: export the model at the micro-batch size), and a step runs M of
+// them through the placement. Every cost is the cost of the shapes in the
+// file; nothing is scaled by 1/M. Each micro-batch has its own activations
+// (allocated and freed as above, so the memory counts the micro-batches in
+// flight); weights are shared. A device that is free starts, among its ready
+// units, the one with the smallest micro-batch index, then the best priority:
+// micro-batch m before m + 1, which for forward-only inference is the GPipe /
+// 1F1B fill order, and which the runner (tools/runner) follows too. The step
+// runs from the first start of micro-batch 0 to the last end of micro-batch
+// M - 1, so one device running everything takes M times its one-batch time.
 //
 // Run() allocates only on its first calls; afterwards it reuses its buffers
 // (TGA calls it thousands of times). Cost: O((V + E·D) log V) per run.
@@ -145,7 +155,6 @@ class Simulator {
   // Per-run state, reused across runs (see the class comment).
   const Placement* placement_ = nullptr;
   int microbatches_ = 1;
-  double scale_ = 1;  // 1 / microbatches
   SimulationOptions options_;
   SimulationResult result_;
   std::vector<Event> events_;

@@ -206,7 +206,9 @@ TEST(SimulatorTest, OverflowIsReported) {
 }
 
 TEST(SimulatorTest, MicrobatchesOnABalancedChainMatchThePipelineFormula) {
-  // K stages of T µs each on K devices, free transfers: (K + M - 1) · T / M.
+  // K stages of T µs each on K devices, free transfers: (K + M - 1) · T. The
+  // model is one micro-batch (Note [Micro-batches]): M of them take M times
+  // the work, so the step grows by one stage time per further micro-batch.
   constexpr int kStages = 4;
   constexpr double kStageUs = 100;
   GraphSpec spec;
@@ -217,8 +219,50 @@ TEST(SimulatorTest, MicrobatchesOnABalancedChainMatchThePipelineFormula) {
   Simulator sim(g, c);
   for (int m : {1, 2, 4, 8, 16}) {
     const SimulationResult& r = sim.Run({.device = {0, 1, 2, 3}}, {.microbatches = m});
-    EXPECT_NEAR(r.step_time_us, (kStages + m - 1) * kStageUs / m, 1e-9) << m << " micro-batches";
+    EXPECT_NEAR(r.step_time_us, (kStages + m - 1) * kStageUs, 1e-9) << m << " micro-batches";
   }
+}
+
+TEST(SimulatorTest, EachMicrobatchIsTheWholeModelFlowingThroughThePlacement) {
+  // a (30 µs) on device 0 feeds b (50 µs) on device 1 with 1,000 bytes (1 µs).
+  // One micro-batch: 30 + 1 + 50. Four: a runs back to back, each copy
+  // arrives 1 µs after its a ends, and b (the bottleneck) runs the four in a
+  // row from 31 µs: 31 + 4 x 50 = 231 µs; nothing is scaled by 1/M.
+  CostGraph g = Build({{30, 50}, {{0, 1, 1000}}});
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  const Placement p{.device = {0, 1}};
+  const SimulationResult& one = sim.Run(p, {.microbatches = 1});
+  EXPECT_DOUBLE_EQ(one.step_time_us, 81);
+  EXPECT_EQ(one.devices[1].peak_activation_bytes, 1000);
+  const SimulationResult& four = sim.Run(p, {.microbatches = 4, .record_timeline = true});
+  EXPECT_DOUBLE_EQ(four.step_time_us, 231);
+  EXPECT_DOUBLE_EQ(four.devices[0].busy_us, 120);
+  EXPECT_DOUBLE_EQ(four.devices[1].busy_us, 200);
+  EXPECT_EQ(four.comm_bytes, 4000);
+  // Every micro-batch has its own activations: device 0 holds a's output for
+  // micro-batch m while m + 1 starts; device 1 holds the copies that wait for
+  // b (micro-batches 1, 2 and 3 while b runs micro-batch 1).
+  EXPECT_EQ(four.devices[0].peak_activation_bytes, 2000);
+  EXPECT_EQ(four.devices[1].peak_activation_bytes, 3000);
+  // Micro-batch m runs b from 31 + 50 m.
+  for (const TimelineEntry& e : four.timeline) {
+    if (e.kind == TimelineEntry::Kind::kCompute && e.unit == 1) {
+      EXPECT_DOUBLE_EQ(e.start_us, 31 + 50 * e.microbatch);
+    }
+  }
+}
+
+TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {
+  CostGraph g = Build({{30, 50}, {{0, 1, 1000}}});
+  Cluster c = TestCluster(2);
+  const LowerBound one = ComputeLowerBound(g, c, 1);
+  EXPECT_DOUBLE_EQ(one.critical_path_us, 80);
+  EXPECT_DOUBLE_EQ(one.balanced_work_us, 40);
+  const LowerBound four = ComputeLowerBound(g, c, 4);
+  EXPECT_DOUBLE_EQ(four.critical_path_us, 80);
+  EXPECT_DOUBLE_EQ(four.balanced_work_us, 160);
+  EXPECT_DOUBLE_EQ(four.bound_us, 160);
 }
 
 // Random layered DAGs for the properties below.
@@ -254,7 +298,7 @@ TEST(SimulatorPropertyTest, StepTimeIsAtLeastTheLowerBound) {
     double total = 0;
     for (uint32_t u = 0; u < g.num_units(); ++u) total += g.compute_us(u, 0);
     EXPECT_NEAR(busy, total, 1e-6);
-    // Pipelined micro-batches shorten the step, never below their bound.
+    // M pipelined micro-batches never beat their bound.
     for (int m : {2, 4, 8}) {
       const double step = sim.Run(p, {.microbatches = m}).step_time_us;
       EXPECT_GE(step + 1e-9, ComputeLowerBound(g, c, m).bound_us)
