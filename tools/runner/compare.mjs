@@ -86,3 +86,33 @@ export function formatComparison(cmp, label, { atol, rtol }) {
   );
   return lines;
 }
+
+/**
+ * Folds the comparisons of several micro-batches (cmps[m], same output names)
+ * into one of the same shape: per output the worst record (a failing one
+ * first, else the largest max_abs), its reason naming the micro-batch, plus
+ * failedMicrobatches: [m].
+ */
+export function combineComparisons(cmps) {
+  if (cmps.length === 1) return { ...cmps[0], failedMicrobatches: cmps[0].ok ? [] : [0] };
+  const results = cmps[0].results.map((_, i) => {
+    let worst = null;
+    cmps.forEach((c, m) => {
+      const r = c.results[i];
+      const worse = !worst || (worst.ok && !r.ok) || (worst.ok === r.ok && (r.maxAbs ?? Infinity) > (worst.r.maxAbs ?? Infinity));
+      if (worse) worst = { r, m, ok: r.ok };
+    });
+    const bad = cmps.filter((c) => !c.results[i].ok).length;
+    const r = { ...worst.r, microbatch: worst.m };
+    if (!r.ok) r.reason = `micro-batch ${worst.m}: ${r.reason}${bad > 1 ? ` (and ${bad - 1} more micro-batch${bad > 2 ? 'es' : ''})` : ''}`;
+    return r;
+  });
+  const finite = (k) => results.map((r) => r[k]).filter((v) => typeof v === 'number');
+  return {
+    ok: cmps.every((c) => c.ok),
+    results,
+    maxAbs: Math.max(0, ...finite('maxAbs')),
+    maxRel: Math.max(0, ...finite('maxRel')),
+    failedMicrobatches: cmps.flatMap((c, m) => (c.ok ? [] : [m])),
+  };
+}

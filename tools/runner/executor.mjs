@@ -1,19 +1,20 @@
-// Executes a validated plan: one DeviceSessions per device, either on its own
-// worker thread (default: devices run concurrently) or all on the main thread
-// (--sequential: one stage at a time, in plan topological order).
+// Executes a validated plan as a pipeline: one DeviceSessions per device on its
+// own worker thread (default: devices run concurrently), or every stage on the
+// main thread (--sequential: one task at a time). Sessions are created once by
+// openDeployment and reused by every step.
 //
-// The main thread is the scheduler and the only place tensors live between
-// stages: a stage starts when its device is idle and every stage it depends
-// on ("after" plus the producers of its inputs) is done; its inputs are copied
-// to the device's worker, its outputs copied back. A device runs one stage at
-// a time; among ready stages of a device the earliest in plan order goes first.
-import { Worker } from 'node:worker_threads';
-import { availableParallelism } from 'node:os';
-import { performance } from 'node:perf_hooks';
+// A step runs every stage for each of the M micro-batches under the order rule
+// of schedule.mjs; the workers hand tensors to each other directly. The main
+// thread starts each step on every worker, waits for all of them (steps do not
+// overlap) and collects the timelines and, when asked, the graph outputs.
+// Step time = first task start to last task end, on a clock all threads share.
+import { MessageChannel, Worker } from 'node:worker_threads';
 import { DeviceSessions } from './device_sessions.mjs';
 import { RunnerError, badInput, internal } from './errors.mjs';
+import { StepScheduler, routing } from './schedule.mjs';
+import { cpuShare, schedTotals } from './host_load.mjs';
 
-/** Proxy for a DeviceSessions living in a worker thread (same async interface). */
+/** Proxy for one device's worker thread (device_worker.mjs): request/response over postMessage. */
 class WorkerDevice {
   constructor(device) {
     this.device = device;
@@ -36,75 +37,165 @@ class WorkerDevice {
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
   }
-  call(msg) {
-    if (this.exited) return Promise.reject(this.exited);
+  call(msg, transfer = []) {
+    if (this.exited || this.terminated) return Promise.reject(this.exited ?? internal(`device ${this.device} worker was stopped`));
     return new Promise((resolve, reject) => {
       const req = this.nextReq++;
       this.pending.set(req, { resolve, reject });
-      this.worker.postMessage({ ...msg, req });
+      this.worker.postMessage({ ...msg, req }, transfer);
     });
   }
-  load(stages, opts) {
-    return this.call({ op: 'load', stages, opts });
-  }
-  run(id, feeds, fetches) {
-    return this.call({ op: 'run', id, feeds, fetches });
-  }
   async close() {
+    if (this.terminated || this.exited) return [];
     const files = await this.call({ op: 'close' });
-    await this.worker.terminate();
+    await this.terminate();
     return files;
   }
   terminate() {
+    this.terminated = true;
     return this.worker.terminate();
   }
 }
 
 /**
- * Loads every stage model. opts: { concurrent, threads, profilePrefix, verbose }.
- * Returns { meta: Map(stage id -> {inputs, outputs}), run(inputs), close(), mode }.
+ * Loads every stage model. opts: { concurrent, threads (intra-op threads per
+ * session, 0 = ORT's default), microbatches, profilePrefix, verbose }.
+ * Returns { meta: Map(stage id -> {inputs, outputs}), mode, threads,
+ *           setInputs([m] -> {name: tensor}), run({warmup, repeat}), close() }.
  * Checks each stage model against the plan (its inputs/outputs, element types
  * of tensors passed between stages).
  */
 export async function openDeployment(plan, opts = {}) {
   const concurrent = opts.concurrent !== false;
+  const microbatches = opts.microbatches ?? 1;
+  const threads = opts.threads ?? 1;
   const devices = [...new Set(plan.stages.map((s) => s.device))].sort((a, b) => a - b);
-  const threads = opts.threads ?? (concurrent ? Math.max(1, Math.floor(availableParallelism() / devices.length)) : 0);
-  const execs = new Map(devices.map((d) => [d, concurrent ? new WorkerDevice(d) : new DeviceSessions(d)]));
+  const route = routing(plan);
   const sessionOpts = { threads, verbose: !!opts.verbose };
-  const meta = new Map();
+  const stageSpec = (s) => ({ id: s.id, modelPath: s.modelPath, profilePrefix: opts.profilePrefix ? `${opts.profilePrefix}_s${s.id}` : null });
+  const exec = concurrent
+    ? await workerExecutor(plan, devices, route, microbatches, stageSpec, sessionOpts)
+    : await mainThreadExecutor(plan, route, microbatches, stageSpec, sessionOpts);
   try {
-    const loaded = await Promise.all(
-      devices.map((d) =>
-        execs.get(d).load(
-          plan.stages
-            .filter((s) => s.device === d)
-            .map((s) => ({ id: s.id, modelPath: s.modelPath, profilePrefix: opts.profilePrefix ? `${opts.profilePrefix}_s${s.id}` : null })),
-          sessionOpts,
-        ),
-      ),
-    );
-    for (const m of loaded) for (const [id, v] of Object.entries(m)) meta.set(Number(id), v);
-    checkStagesAgainstModels(plan, meta);
+    checkStagesAgainstModels(plan, exec.meta);
   } catch (e) {
-    await Promise.all([...execs.values()].map((x) => x.terminate?.()));
+    await exec.abort();
     throw e;
   }
   return {
-    meta,
+    meta: exec.meta,
     mode: concurrent ? 'workers' : 'sequential',
     threads,
-    run: (inputs) => runStages(plan, execs, inputs, concurrent ? Infinity : 1),
+    microbatches,
+    setInputs: (inputs) => exec.setInputs(inputs),
+    run: (o) => runSteps(plan, exec, microbatches, o),
+    close: () => exec.close(),
+    abort: () => exec.abort(),
+  };
+}
+
+async function workerExecutor(plan, devices, route, microbatches, stageSpec, sessionOpts) {
+  const workers = new Map(devices.map((d) => [d, new WorkerDevice(d)]));
+  const abort = () => Promise.all([...workers.values()].map((w) => w.terminate()));
+  const meta = new Map();
+  try {
+    const loaded = await Promise.all(devices.map((d) => workers.get(d).call({ op: 'load', stages: plan.stages.filter((s) => s.device === d).map(stageSpec), opts: sessionOpts })));
+    for (const m of loaded) for (const [id, v] of Object.entries(m)) meta.set(Number(id), v);
+    // One MessageChannel per pair of devices: tensors go worker to worker.
+    const peers = new Map(devices.map((d) => [d, {}]));
+    for (const a of devices) {
+      for (const b of devices) {
+        if (b <= a) continue;
+        const { port1, port2 } = new MessageChannel();
+        peers.get(a)[b] = port1;
+        peers.get(b)[a] = port2;
+      }
+    }
+    await Promise.all(devices.map((d) => workers.get(d).call({ op: 'setup', route, microbatches, peers: peers.get(d) }, Object.values(peers.get(d)))));
+  } catch (e) {
+    await abort();
+    throw e;
+  }
+  const readers = (d) => new Set(plan.stages.filter((s) => s.device === d).flatMap((s) => s.inputs));
+  return {
+    meta,
+    abort,
+    async setInputs(inputs) {
+      // Each worker gets only the graph inputs its stages read.
+      await Promise.all(devices.map((d) => {
+        const mine = readers(d);
+        return workers.get(d).call({ op: 'inputs', inputs: inputs.map((mb) => Object.fromEntries(Object.entries(mb).filter(([n]) => mine.has(n)))) });
+      }));
+    },
+    async step(k, collect) {
+      try {
+        const parts = await Promise.all(devices.map((d) => workers.get(d).call({ op: 'step', step: k, collect })));
+        return mergeParts(parts, microbatches);
+      } catch (e) {
+        // A failed device leaves the others waiting for its tensors.
+        await abort();
+        throw e;
+      }
+    },
     async close() {
       const files = [];
-      for (const x of execs.values()) files.push(...(await x.close()));
+      for (const w of workers.values()) files.push(...(await w.close()));
       return files;
-    },
-    async abort() {
-      await Promise.all([...execs.values()].map((x) => x.terminate?.()));
     },
   };
 }
+
+async function mainThreadExecutor(plan, route, microbatches, stageSpec, sessionOpts) {
+  const sessions = new DeviceSessions('main');
+  let meta;
+  try {
+    meta = new Map(Object.entries(await sessions.load(plan.stages.map(stageSpec), sessionOpts)).map(([k, v]) => [Number(k), v]));
+  } catch (e) {
+    await sessions.close().catch(() => {});
+    throw e;
+  }
+  const scheduler = new StepScheduler({ route, device: null, microbatches, runStage: (id, feeds, fetches) => sessions.run(id, feeds, fetches), send: () => {} });
+  return {
+    meta,
+    abort: () => sessions.close().catch(() => {}),
+    setInputs: async (inputs) => scheduler.setInputs(inputs),
+    step: async (k, collect) => mergeParts([await scheduler.runStep(k, { collect })], microbatches),
+    close: () => sessions.close(),
+  };
+}
+
+function mergeParts(parts, microbatches) {
+  const timeline = parts.flatMap((p) => p.timeline).sort((a, b) => a.start_us - b.start_us);
+  const sent = parts.flatMap((p) => p.sent ?? []);
+  const outputs = Array.from({ length: microbatches }, (_, m) => Object.assign({}, ...parts.map((p) => p.outputs[m])));
+  return { timeline, outputs, sent };
+}
+
+/**
+ * Runs `warmup` untimed steps, then `repeat` timed ones. The last step keeps the
+ * graph outputs of every micro-batch. Returns { steps: [{step_us, timeline}]
+ * (timed steps), outputs: [m] -> {name: tensor}, transfers (what one
+ * micro-batch hands between devices), cpu_share (over the timed steps) }.
+ */
+async function runSteps(plan, exec, microbatches, { warmup = 0, repeat = 1 } = {}) {
+  for (let k = 0; k < warmup; k++) await exec.step(k, false);
+  const steps = [];
+  let last;
+  const before = schedTotals();
+  for (let k = 0; k < repeat; k++) {
+    last = await exec.step(warmup + k, k === repeat - 1);
+    const t0 = Math.min(...last.timeline.map((t) => t.start_us));
+    const t1 = Math.max(...last.timeline.map((t) => t.end_us));
+    steps.push({ step_us: t1 - t0, t0 });
+  }
+  const cpu_share = cpuShare(before, schedTotals());
+  const t0 = steps.at(-1).t0;
+  const timeline = last.timeline.map((t) => ({ ...t, start_us: round3(t.start_us - t0), end_us: round3(t.end_us - t0) }));
+  const transfers = last.sent.filter((x) => x.microbatch === 0).sort((a, b) => a.at_us - b.at_us).map(({ tensor, src, dst, bytes }) => ({ tensor, src, dst, bytes }));
+  return { steps: steps.map((s) => s.step_us), timeline, outputs: last.outputs, transfers, cpu_share };
+}
+
+const round3 = (v) => Math.round(v * 1000) / 1000;
 
 /** The plan's stage inputs/outputs must be exactly the model's; types must agree across stages. */
 function checkStagesAgainstModels(plan, meta) {
@@ -127,70 +218,3 @@ function checkStagesAgainstModels(plan, meta) {
     }
   }
 }
-
-/** Runs all stages once. Returns { outputs: {name: tensor}, timeline, transfers, wallMs }. */
-function runStages(plan, execs, inputs, maxInFlight) {
-  const values = new Map(Object.entries(inputs));
-  const uses = new Map();
-  const bump = (t) => uses.set(t, (uses.get(t) ?? 0) + 1);
-  for (const s of plan.stages) s.inputs.forEach(bump);
-  for (const o of plan.outputs) bump(o.name);
-  for (const i of plan.inputs) if (!values.has(i.name)) return Promise.reject(badInput(`no value for graph input '${i.name}'`));
-
-  const done = new Set();
-  const started = new Set();
-  const busy = new Set();
-  const timeline = [];
-  const transfers = [];
-  const t0 = performance.now();
-  const ms = () => +(performance.now() - t0).toFixed(3);
-
-  return new Promise((resolve, reject) => {
-    let failed = false;
-    const dispatch = () => {
-      if (failed) return;
-      if (done.size === plan.stages.length) {
-        const outputs = {};
-        for (const o of plan.outputs) outputs[o.name] = values.get(o.name);
-        resolve({ outputs, timeline, transfers, wallMs: ms() });
-        return;
-      }
-      for (const id of plan.order) {
-        if (busy.size >= maxInFlight) break;
-        const s = plan.byId.get(id);
-        if (started.has(id) || busy.has(s.device) || ![...s.deps].every((d) => done.has(d))) continue;
-        started.add(id);
-        busy.add(s.device);
-        const feeds = {};
-        for (const t of s.inputs) {
-          feeds[t] = values.get(t);
-          const p = plan.producer.get(t);
-          const src = p === undefined ? null : plan.byId.get(p).device;
-          if (src !== null && src !== s.device) transfers.push({ tensor: t, src, dst: s.device, bytes: byteSize(feeds[t]) });
-          uses.set(t, uses.get(t) - 1);
-          if (uses.get(t) === 0) values.delete(t);
-        }
-        const start = ms();
-        execs.get(s.device).run(id, feeds, s.outputs).then(
-          (out) => {
-            timeline.push({ stage: id, device: s.device, start_ms: start, end_ms: ms() });
-            for (const t of s.outputs) {
-              if (!out[t]) return fail(internal(`stage ${id} returned no '${t}'`));
-              if (uses.get(t)) values.set(t, out[t]);
-            }
-            done.add(id);
-            busy.delete(s.device);
-            dispatch();
-          },
-          fail,
-        );
-      }
-    };
-    const fail = (e) => {
-      if (!failed) (failed = true), reject(e);
-    };
-    dispatch();
-  });
-}
-
-const byteSize = (t) => (ArrayBuffer.isView(t.data) ? t.data.byteLength : t.data.reduce((a, s) => a + Buffer.byteLength(s), 0));

@@ -87,7 +87,10 @@ export async function runSession(session, feeds, fetches, label) {
     if (t.type !== 'string' && !ArrayBuffer.isView(t.data)) {
       throw internal(`${label}: output '${name}' is not a CPU tensor`);
     }
-    out[name] = { type: t.type, dims: Array.from(t.dims, Number), data: t.data.slice() };
+    // ORT gives every output its own fresh buffer; a view into a larger one
+    // (not seen so far) is copied, so a tensor may always be moved to another thread.
+    const data = t.type === 'string' || (t.data.byteOffset === 0 && t.data.byteLength === t.data.buffer.byteLength) ? t.data : t.data.slice();
+    out[name] = { type: t.type, dims: Array.from(t.dims, Number), data };
   }
   return out;
 }

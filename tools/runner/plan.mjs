@@ -21,7 +21,10 @@ function nameList(v, what) {
  * Loads OUT_DIR/plan.json. Returns
  *   { dir, stages: [{id, device, model, modelPath, inputs, outputs, after, deps, index}],
  *     inputs: [{name, devices}], outputs: [{name, device}], devices: [id],
- *     producer: Map(tensor -> stage id), order: [stage ids, topological] }
+ *     producer: Map(tensor -> stage id), order: [stage ids, topological],
+ *     microbatches: M the plan was made for (null: not said),
+ *     predictedStepUs: the plan's predicted step for those M micro-batches (or null) }
+ * An input with "per_microbatch": false takes the same value in every micro-batch.
  */
 export function loadPlan(outDir) {
   const dir = resolve(outDir);
@@ -44,6 +47,8 @@ export function loadPlan(outDir) {
 /** Validates a parsed plan object; `dir` resolves stage model paths. Throws plain Errors. */
 export function validatePlan(raw, dir) {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('top level must be an object');
+  // "predicted" is read only for its step_time_us, which counts M micro-batches
+  // (one micro-batch = the model as given) only when the plan says M.
   if (raw.format !== undefined && raw.format !== 'onnx-autopar-plan') throw new Error(`unknown format '${raw.format}'`);
   if (raw.version !== undefined && raw.version !== 1) throw new Error(`unsupported version ${raw.version} (runner reads 1)`);
   if (!Array.isArray(raw.stages) || raw.stages.length === 0) throw new Error('"stages" must be a non-empty array (was the deployment written with --stages?)');
@@ -77,12 +82,14 @@ export function validatePlan(raw, dir) {
     return stage;
   });
 
+  if (raw.microbatches !== undefined && (!isInt(raw.microbatches) || raw.microbatches < 1)) throw new Error('"microbatches" must be a positive integer');
   const inputs = (raw.inputs ?? []).map((i) => {
     if (!i || typeof i.name !== 'string' || !i.name) throw new Error('every entry of "inputs" needs a "name"');
     if (i.devices !== undefined && (!Array.isArray(i.devices) || i.devices.some((d) => !isInt(d)))) {
       throw new Error(`input '${i.name}': "devices" must be an array of device ids`);
     }
-    return { name: i.name, devices: i.devices ?? null };
+    if (i.per_microbatch !== undefined && typeof i.per_microbatch !== 'boolean') throw new Error(`input '${i.name}': "per_microbatch" must be true or false`);
+    return { name: i.name, devices: i.devices ?? null, perMicrobatch: i.per_microbatch !== false };
   });
   const inputNames = new Set(nameList(inputs.map((i) => i.name), '"inputs"'));
   const outputs = (raw.outputs ?? []).map((o) => {
@@ -139,7 +146,12 @@ export function validatePlan(raw, dir) {
     }
   }
   const devices = deviceIds ?? [...new Set(stages.map((s) => s.device))].sort((a, b) => a - b);
-  return { dir, stages, byId, inputs, outputs, devices, producer, order: topoOrder(stages) };
+  const predicted = raw.predicted?.step_time_us;
+  return {
+    dir, stages, byId, inputs, outputs, devices, producer, order: topoOrder(stages),
+    microbatches: raw.microbatches ?? null,
+    predictedStepUs: typeof predicted === 'number' && raw.microbatches !== undefined ? predicted : null,
+  };
 }
 
 /** Kahn's algorithm; among ready stages the earliest in plan order goes first. */

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // run_deployment: runs an onnx-autopar deployment (OUT_DIR/plan.json and its
 // stage models) in ONNX Runtime and, optionally, verifies it against the
-// unsplit model (--check) or stored outputs (--expected). See README.md.
+// unsplit model (--check) or stored outputs (--expected). With --microbatches M
+// a step pushes M micro-batches (each the model's inputs as given) through the
+// stages as a pipeline; --repeat/--warmup time steps. See README.md.
 //
 // Exit codes: 0 ok, 2 bad input, 3 outputs mismatch, 4 runtime/internal error.
 import { existsSync, mkdirSync, statSync } from 'node:fs';
@@ -13,23 +15,28 @@ import { openDeployment } from './executor.mjs';
 import { DeviceSessions } from './device_sessions.mjs';
 import { createSession } from './ort_session.mjs';
 import { randomInputs, readTensorDir, checkInputs } from './inputs.mjs';
-import { compareOutputs, formatComparison } from './compare.mjs';
+import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
+import { hostLoad } from './host_load.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
 
 const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx [options]
-  --check ORIGINAL.onnx   also run the unsplit model on the same inputs and compare every output
-  --inputs DIR            read inputs from DIR/input_N.pb (by tensor name, else position)
-  --seed N                random inputs from seed N (default 0)
+  --check ORIGINAL.onnx   also run the unsplit model on the same micro-batches and compare every output
+  --microbatches M        micro-batches per step, each the model's inputs as given (default: plan.json's, else 1)
+  --repeat R              time R steps (default 1)
+  --warmup W              run W untimed steps first (default 0)
+  --threads-per-device T  intra-op threads of every session: one device = T threads (default 1; 0 = ORT's default)
+  --inputs DIR            read inputs from DIR/input_N.pb (M > 1: DIR/mb<m>/input_N.pb)
+  --seed N                random inputs; micro-batch m from seed N+m (default 0)
   --int-range LO,HI       integer inputs uniform in [LO, HI) (default 0,10)
   --dim NAME=V            value for a symbolic input dim (repeatable; default 1)
-  --expected DIR          compare with DIR/output_N.pb (by name, else the model's output order)
+  --expected DIR          compare with DIR/output_N.pb (M > 1: DIR/mb<m>/output_N.pb)
   --atol A --rtol R       tolerance |a-b| <= A + R*|b| for float outputs (default 1e-4, 1e-4)
-  --save-outputs DIR      write the deployment's outputs as DIR/output_N.pb
+  --save-outputs DIR      write the outputs as DIR/output_N.pb (M > 1: DIR/mb<m>/output_N.pb)
   --profile PREFIX        ORT profiling; one PREFIX_s<stage>_<time>.json per stage
   --sequential            run all stages on the main thread, one at a time
-  --threads N             intra-op threads per session (default: cores / devices)
+  --threads N             the same as --threads-per-device
   --json                  print one JSON object (results or error) on stdout
-  --verbose               per-stage timeline and ORT warnings
+  --verbose               per-task timeline and ORT warnings
 exit codes: 0 ok, 2 bad input, 3 mismatch, 4 runtime/internal error`;
 
 const OPTIONS = {
@@ -37,6 +44,8 @@ const OPTIONS = {
   'int-range': { type: 'string' }, dim: { type: 'string', multiple: true }, expected: { type: 'string' },
   atol: { type: 'string' }, rtol: { type: 'string' }, 'save-outputs': { type: 'string' },
   profile: { type: 'string' }, sequential: { type: 'boolean' }, threads: { type: 'string' },
+  'threads-per-device': { type: 'string' }, microbatches: { type: 'string' }, repeat: { type: 'string' },
+  warmup: { type: 'string' },
   json: { type: 'boolean' }, verbose: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
 };
 
@@ -58,6 +67,7 @@ function parseCli(argv) {
   if (v.help) return { help: true };
   if (parsed.positionals.length !== 1) throw badInput('expected exactly one OUT_DIR (see --help)');
   if (v.inputs && v.seed !== undefined) throw badInput('--inputs and --seed are exclusive');
+  if (v.threads !== undefined && v['threads-per-device'] !== undefined) throw badInput('--threads and --threads-per-device are the same flag; give one');
   let intRange = [0, 10];
   if (v['int-range'] !== undefined) {
     const parts = v['int-range'].split(',');
@@ -72,6 +82,8 @@ function parseCli(argv) {
     dimValues[m[1]] = Number(m[2]);
   }
   const explicitTol = v.atol !== undefined || v.rtol !== undefined;
+  const threadsFlag = v['threads-per-device'] !== undefined ? '--threads-per-device' : '--threads';
+  const threads = v['threads-per-device'] ?? v.threads;
   return {
     target: parsed.positionals[0],
     check: v.check, inputsDir: v.inputs, expectedDir: v.expected,
@@ -82,7 +94,10 @@ function parseCli(argv) {
     halfTolerance: explicitTol ? 0 : 1e-3,
     saveDir: v['save-outputs'], profile: v.profile ? resolve(v.profile) : null,
     concurrent: !v.sequential,
-    threads: v.threads === undefined ? undefined : number(v.threads, '--threads', { int: true, min: 0 }),
+    threads: threads === undefined ? 1 : number(threads, threadsFlag, { int: true, min: 0 }),
+    microbatches: v.microbatches === undefined ? null : number(v.microbatches, '--microbatches', { int: true, min: 1 }),
+    repeat: v.repeat === undefined ? 1 : number(v.repeat, '--repeat', { int: true, min: 1 }),
+    warmup: v.warmup === undefined ? 0 : number(v.warmup, '--warmup', { int: true, min: 0 }),
     json: !!v.json, verbose: !!v.verbose,
   };
 }
@@ -118,6 +133,49 @@ function inputSpecs(plan, dep, original) {
   });
 }
 
+/** Where micro-batch m's files live under DIR: DIR itself for a single micro-batch, else DIR/mb<m>. */
+const mbDir = (dir, m, M) => (M === 1 ? dir : join(dir, `mb${m}`));
+
+/**
+ * The graph inputs of every micro-batch: [m] -> {name: tensor}. Random inputs
+ * of micro-batch m come from seed + m; an input the plan marks
+ * "per_microbatch": false keeps micro-batch 0's value in all of them.
+ */
+function microbatchInputs(o, plan, specs, M, report, text) {
+  if (o.inputsDir) {
+    report.inputs = { source: resolve(o.inputsDir) };
+    return Array.from({ length: M }, (_, m) => {
+      const t = readTensorDir(mbDir(o.inputsDir, m, M), 'input', specs.map((s) => s.name));
+      checkInputs(t, specs);
+      return t;
+    });
+  }
+  const shared = new Set(plan.inputs.filter((i) => !i.perMicrobatch).map((i) => i.name));
+  const all = [];
+  for (let m = 0; m < M; m++) {
+    const r = randomInputs(specs, o.seed + m, { intRange: o.intRange, dimValues: o.dimValues });
+    if (m === 0) {
+      report.notes = r.notes;
+      text.push(...r.notes.map((n) => `note: ${n}`));
+    } else {
+      for (const n of shared) if (n in r.tensors) r.tensors[n] = all[0][n];
+    }
+    all.push(r.tensors);
+  }
+  report.inputs = { source: 'random', seed: o.seed, int_range: o.intRange };
+  if (shared.size) report.inputs.shared = [...shared];
+  return all;
+}
+
+/** median, min, max and all of a list of step times (µs). */
+function stepStats(all) {
+  const s = [...all].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const median = s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  const r = (v) => Math.round(v * 10) / 10;
+  return { median: r(median), min: r(s[0]), max: r(s.at(-1)), all: all.map(r) };
+}
+
 async function main(argv) {
   const o = parseCli(argv);
   if (o.help) return { code: EXIT.OK, text: [USAGE] };
@@ -126,6 +184,7 @@ async function main(argv) {
   const plan = await targetPlan(o.target);
   if (o.check && !existsSync(o.check)) throw badInput(`--check: ${o.check} does not exist`);
   if (o.profile) mkdirSync(resolve(o.profile, '..'), { recursive: true });
+  const M = o.microbatches ?? plan.microbatches ?? 1;
 
   let original = null;
   if (o.check) {
@@ -133,52 +192,83 @@ async function main(argv) {
     const meta = await sessions.load([{ id: 0, modelPath: o.check, profilePrefix: o.profile && `${o.profile}_original` }], { verbose: o.verbose });
     original = { path: o.check, sessions, meta: meta[0] };
   }
-  const dep = await openDeployment(plan, { concurrent: o.concurrent, threads: o.threads, profilePrefix: o.profile, verbose: o.verbose });
+  const dep = await openDeployment(plan, { concurrent: o.concurrent, threads: o.threads, microbatches: M, profilePrefix: o.profile, verbose: o.verbose });
   try {
     const specs = inputSpecs(plan, dep, original);
-    let inputs;
-    if (o.inputsDir) {
-      inputs = readTensorDir(o.inputsDir, 'input', specs.map((s) => s.name));
-      checkInputs(inputs, specs);
-      report.inputs = { source: resolve(o.inputsDir) };
-    } else {
-      const r = randomInputs(specs, o.seed, { intRange: o.intRange, dimValues: o.dimValues });
-      inputs = r.tensors;
-      report.inputs = { source: 'random', seed: o.seed, int_range: o.intRange };
-      report.notes = r.notes;
-      text.push(...r.notes.map((n) => `note: ${n}`));
-    }
+    const inputs = microbatchInputs(o, plan, specs, M, report, text);
+    await dep.setInputs(inputs);
     const nDev = new Set(plan.stages.map((s) => s.device)).size;
-    const result = await dep.run(inputs);
+    const result = await dep.run({ warmup: o.warmup, repeat: o.repeat });
+    const outputs = result.outputs.map((out, m) => {
+      // A graph output that is a graph input passes straight through.
+      for (const { name } of plan.outputs) if (!out[name] && inputs[m][name]) out[name] = inputs[m][name];
+      return out;
+    });
+    const step = stepStats(result.steps);
     Object.assign(report, {
-      mode: dep.mode, devices: nDev, stages: plan.stages.length, threads_per_session: dep.threads,
-      wall_ms: result.wallMs, timeline: result.timeline, transfers: result.transfers,
-      outputs: plan.outputs.map(({ name }) => ({ name, type: result.outputs[name].type, shape: result.outputs[name].dims })),
+      mode: dep.mode, devices: nDev, stages: plan.stages.length,
+      microbatches: M, repeat: o.repeat, warmup: o.warmup,
+      threads_per_device: o.threads, threads_per_session: o.threads,
+      step_us: step,
+      throughput_mb_per_s: Math.round((M / (step.median / 1e6)) * 10) / 10,
+      predicted_step_us: plan.predictedStepUs !== null && plan.microbatches === M ? plan.predictedStepUs : null,
+      cpu_share: result.cpu_share === null ? null : Math.round(result.cpu_share * 1000) / 1000,
+      ...hostLoad(),
+      wall_ms: Math.round(result.steps.at(-1)) / 1000,
+      timeline: result.timeline.map((t) => ({ ...t, start_ms: t.start_us / 1000, end_ms: t.end_us / 1000 })),
+      transfers: result.transfers,
+      outputs: plan.outputs.map(({ name }) => ({ name, type: outputs[0][name].type, shape: outputs[0][name].dims })),
     });
     const how = dep.mode === 'workers' ? 'one worker thread per device' : 'sequential on the main thread';
-    text.push(`ran ${plural(plan.stages.length, "stage")} on ${plural(nDev, "device")} (${how}) in ${result.wallMs.toFixed(2)} ms`);
-    if (o.verbose) for (const t of result.timeline) text.push(`  stage ${t.stage}  device ${t.device}  ${t.start_ms.toFixed(3)} .. ${t.end_ms.toFixed(3)} ms`);
+    const threadsNote = o.threads === 1 ? '' : `, ${o.threads || "ORT's default"} intra-op threads per device`;
+    if (M === 1 && o.repeat === 1 && o.warmup === 0) {
+      text.push(`ran ${plural(plan.stages.length, 'stage')} on ${plural(nDev, 'device')} (${how}${threadsNote}) in ${(step.median / 1000).toFixed(2)} ms`);
+    } else {
+      text.push(`ran ${plural(plan.stages.length, 'stage')} on ${plural(nDev, 'device')} (${how}${threadsNote}): ` +
+        `${plural(M, 'micro-batch', 'micro-batches')} per step, ${plural(o.repeat, 'timed step')} after ${o.warmup} warm-up`);
+      text.push(`step: median ${ms(step.median)}  min ${ms(step.min)}  max ${ms(step.max)}  (${report.throughput_mb_per_s} micro-batches/s)`);
+    }
+    if (report.predicted_step_us !== null) {
+      text.push(`predicted ${ms(report.predicted_step_us)} per step (plan.json): measured/predicted ${(step.median / report.predicted_step_us).toFixed(2)}`);
+    }
+    if (report.cpu_share !== null && report.cpu_share < 0.8) {
+      text.push(`note: cpu share ${report.cpu_share} (load ${report.load_avg_1m.toFixed(2)} on ${report.cores} cores): other processes took the cores; times are inflated`);
+    }
+    if (o.verbose) {
+      for (const t of result.timeline) text.push(`  stage ${t.stage}  device ${t.device}  micro-batch ${t.microbatch}  ${ms(t.start_us)} .. ${ms(t.end_us)}`);
+    }
     text.push('outputs: ' + report.outputs.map((x) => `${x.name} ${x.type} [${x.shape}]`).join(', '));
 
     const refNames = original ? original.meta.outputs.map((x) => x.name) : plan.outputs.map((x) => x.name);
     const tol = { atol: o.atol, rtol: o.rtol, halfTolerance: o.halfTolerance };
+    const perMb = M === 1 ? '' : ` on each of ${M} micro-batches`;
     if (original) {
-      const ref = await original.sessions.run(0, inputs);
-      const cmp = compareOutputs(result.outputs, ref, refNames, tol);
-      report.check = { model: resolve(o.check), ok: cmp.ok, max_abs: cmp.maxAbs, max_rel: cmp.maxRel, outputs: cmp.results };
-      text.push(`check against ${o.check}:`, ...formatComparison(cmp, 'original model', tol));
+      const cmps = [];
+      for (let m = 0; m < M; m++) cmps.push(compareOutputs(outputs[m], await original.sessions.run(0, inputs[m]), refNames, tol));
+      const cmp = combineComparisons(cmps);
+      report.check = {
+        model: resolve(o.check), ok: cmp.ok, max_abs: cmp.maxAbs, max_rel: cmp.maxRel, max_abs_err: cmp.maxAbs,
+        microbatches_checked: M, failed_microbatches: cmp.failedMicrobatches, outputs: cmp.results,
+      };
+      text.push(`check against ${o.check}${perMb}:`, ...formatComparison(cmp, 'original model', tol));
       report.ok &&= cmp.ok;
     }
     if (o.expectedDir) {
-      const expected = readTensorDir(o.expectedDir, 'output', refNames);
-      const cmp = compareOutputs(result.outputs, expected, refNames.filter((n) => n in expected), tol);
-      report.expected = { dir: resolve(o.expectedDir), ok: cmp.ok, max_abs: cmp.maxAbs, max_rel: cmp.maxRel, outputs: cmp.results };
-      text.push(`compare with ${o.expectedDir}:`, ...formatComparison(cmp, 'expected outputs', tol));
+      const cmps = outputs.map((out, m) => {
+        const expected = readTensorDir(mbDir(o.expectedDir, m, M), 'output', refNames);
+        return compareOutputs(out, expected, refNames.filter((n) => n in expected), tol);
+      });
+      const cmp = combineComparisons(cmps);
+      report.expected = { dir: resolve(o.expectedDir), ok: cmp.ok, max_abs: cmp.maxAbs, max_rel: cmp.maxRel, failed_microbatches: cmp.failedMicrobatches, outputs: cmp.results };
+      text.push(`compare with ${o.expectedDir}${perMb}:`, ...formatComparison(cmp, 'expected outputs', tol));
       report.ok &&= cmp.ok;
     }
     if (o.saveDir) {
-      mkdirSync(o.saveDir, { recursive: true });
-      refNames.forEach((n, i) => result.outputs[n] && writeTensorFile(join(o.saveDir, `output_${i}.pb`), { ...result.outputs[n], name: n }));
+      outputs.forEach((out, m) => {
+        const dir = mbDir(o.saveDir, m, M);
+        mkdirSync(dir, { recursive: true });
+        refNames.forEach((n, i) => out[n] && writeTensorFile(join(dir, `output_${i}.pb`), { ...out[n], name: n }));
+      });
       text.push(`outputs written to ${o.saveDir}`);
     }
   } finally {
@@ -190,7 +280,8 @@ async function main(argv) {
   return { code: report.exit_code, text, report, json: o.json };
 }
 
-const plural = (n, w) => `${n} ${w}${n === 1 ? "" : "s"}`;
+const ms = (us) => `${(us / 1000).toFixed(us < 10000 ? 3 : 2)} ms`;
+const plural = (n, w, many = `${w}s`) => `${n} ${n === 1 ? w : many}`;
 
 const argv = process.argv.slice(2);
 const wantJson = argv.includes('--json');

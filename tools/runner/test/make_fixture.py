@@ -4,9 +4,10 @@ runner can be tested without the C++ rewriter.
 
     /usr/bin/python3 tools/runner/test/make_fixture.py DIR [--corrupt]
 
-writes DIR/model.onnx (the unsplit model) and DIR/deploy/ (plan.json,
-stages/s0..s3.onnx). With --corrupt, stage 1's weight W2 is perturbed so the
-deployment no longer matches the model.
+writes DIR/model.onnx (the unsplit model), DIR/deploy/ (plan.json,
+stages/s0..s3.onnx) and DIR/pipeline/ (a 3-stage split of the same model for
+pipelined runs). With --corrupt, weight W2 is perturbed in the stage that
+holds it, so the deployments no longer match the model.
 
 Model (opset 13): ids:int64[2,3], x:float[2,8] ->
     x2  = x + ReduceMean(Gather(E, ids), axis 1)
@@ -14,9 +15,12 @@ Model (opset 13): ids:int64[2,3], x:float[2,8] ->
     t   = Tanh(x2 * c)              s   = t @ W3
     z   = y + s                     (output)
     idx = ArgMax(z, axis 1)         (output, int64)
-Stages:  s0 dev0: ids, x -> r, t     s1 dev1: r -> y
-         s2 dev0: t -> s (can run while s1 runs)
-         s3 dev0: y, s -> z, idx     (consumes y from device 1)
+deploy/ stages:   s0 dev0: ids, x -> r, t     s1 dev1: r -> y
+                  s2 dev0: t -> s (can run while s1 runs)
+                  s3 dev0: y, s -> z, idx     (consumes y from device 1)
+pipeline/ stages: s0 dev0: ids, x -> r, t     s1 dev1: r, t -> y, s
+                  s2 dev0: y, s -> z, idx
+  (y is a graph output of device 1 and also read by device 0)
 """
 import json
 import os
@@ -65,44 +69,58 @@ def make_model(name, nodes, inputs, outputs, weights):
     return model
 
 
+HEAD = ["gather", "mean", "add_in", "mm1", "relu", "scale", "tanh"]
 STAGES = [  # id, device, nodes, inputs, outputs, after
-    (0, 0, ["gather", "mean", "add_in", "mm1", "relu", "scale", "tanh"], ["ids", "x"], ["r", "t"], []),
+    (0, 0, HEAD, ["ids", "x"], ["r", "t"], []),
     (1, 1, ["mm2"], ["r"], ["y"], [0]),
     (2, 0, ["mm3"], ["t"], ["s"], [0]),
     (3, 0, ["add_out", "argmax"], ["y", "s"], ["z", "idx"], [1, 2]),
 ]
+PIPELINE_STAGES = [
+    (0, 0, HEAD, ["ids", "x"], ["r", "t"], []),
+    (1, 1, ["mm2", "mm3"], ["r", "t"], ["y", "s"], [0]),
+    (2, 0, ["add_out", "argmax"], ["y", "s"], ["z", "idx"], [1]),
+]
 
 
-def main():
-    out = sys.argv[1]
-    corrupt = "--corrupt" in sys.argv[2:]
-    os.makedirs(os.path.join(out, "deploy", "stages"), exist_ok=True)
-    onnx.save(make_model("fixture", list(NODES), ["ids", "x"], ["y", "z", "idx"], W),
-              os.path.join(out, "model.onnx"))
-    for sid, dev, nodes, ins, outs, _ in STAGES:
+def write_deployment(out, stages, corrupt):
+    os.makedirs(os.path.join(out, "stages"), exist_ok=True)
+    for sid, dev, nodes, ins, outs, _ in stages:
         weights = dict(W)
-        if corrupt and sid == 1:
+        if corrupt and "mm2" in nodes:
             weights["W2"] = W["W2"] + np.float32(0.01)
         model = make_model(f"s{sid}", nodes, ins, outs, weights)
-        onnx.save(model, os.path.join(out, "deploy", "stages", f"s{sid}.onnx"))
+        onnx.save(model, os.path.join(out, "stages", f"s{sid}.onnx"))
     nbytes = lambda n: 4 * int(np.prod(TYPES[n][1]))
+    device_of = {o: dev for _, dev, _, _, outs, _ in stages for o in outs}
+    transfers = sorted({(t, device_of[t], dev) for _, dev, _, ins, _, _ in stages for t in ins
+                        if t in device_of and device_of[t] != dev})
     plan = {
         "format": "onnx-autopar-plan", "version": 1,
         "source": {"path": "../model.onnx", "nodes": len(NODES)},
         "algorithm": "hand-made", "seed": 0,
         "devices": [{"id": 0, "model": "device_0.onnx"}, {"id": 1, "model": "device_1.onnx"}],
         "inputs": [{"name": "ids", "devices": [0]}, {"name": "x", "devices": [0]}],
-        "outputs": [{"name": "y", "device": 1}, {"name": "z", "device": 0}, {"name": "idx", "device": 0}],
-        "transfers": [
-            {"tag": 0, "tensor": "r", "src": 0, "dst": 1, "bytes": nbytes("r"), "dtype": "float32", "shape": TYPES["r"][1]},
-            {"tag": 1, "tensor": "y", "src": 1, "dst": 0, "bytes": nbytes("y"), "dtype": "float32", "shape": TYPES["y"][1]},
-        ],
+        "outputs": [{"name": o, "device": device_of[o]} for o in ["y", "z", "idx"]],
+        "transfers": [{"tag": k, "tensor": t, "src": src, "dst": dst, "bytes": nbytes(t),
+                       "dtype": "float32", "shape": TYPES[t][1]}
+                      for k, (t, src, dst) in enumerate(transfers)],
         "stages": [{"id": sid, "device": dev, "model": f"stages/s{sid}.onnx", "inputs": ins,
-                    "outputs": outs, "after": after} for sid, dev, _, ins, outs, after in STAGES],
-        "node_to_device": {n: dev for _, dev, nodes, *_ in STAGES for n in nodes},
+                    "outputs": outs, "after": after} for sid, dev, _, ins, outs, after in stages],
+        "node_to_device": {n: dev for _, dev, nodes, *_ in stages for n in nodes},
     }
-    with open(os.path.join(out, "deploy", "plan.json"), "w") as f:
+    with open(os.path.join(out, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
+
+
+def main():
+    out = sys.argv[1]
+    corrupt = "--corrupt" in sys.argv[2:]
+    os.makedirs(out, exist_ok=True)
+    onnx.save(make_model("fixture", list(NODES), ["ids", "x"], ["y", "z", "idx"], W),
+              os.path.join(out, "model.onnx"))
+    write_deployment(os.path.join(out, "deploy"), STAGES, corrupt)
+    write_deployment(os.path.join(out, "pipeline"), PIPELINE_STAGES, corrupt)
 
 
 if __name__ == "__main__":

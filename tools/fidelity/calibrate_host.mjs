@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// calibrate_host: measures what running a pipelined plan costs on this host
+// beyond the nodes themselves, for `onnx-autopar --cluster cpu:KxT
+// --host-calibration FILE`. See README.md ("Host calibration").
+//
+//   node tools/fidelity/calibrate_host.mjs [MODEL.onnx...] -o host_calibration.json
+//        [--cli PATH] [--algos tga,m-etf] [--repeat 7] [--microbatches 8] [--quick]
+//
+// 1. transfer: a tensor handed from one worker thread to another as the
+//    runner's workers do it (handover_worker.mjs), at sizes from 256 B to
+//    16 MiB; latency_us = the median one-way time of the smallest size,
+//    bytes_per_s = 1 / the least-squares slope of the medians over size. The
+//    runner moves a buffer whose only reader is the other device (recorded as
+//    "transfer") and copies it otherwise ("transfer_copy").
+// 2. stage_run_us: one task of the runner's schedule on a tiny model (one Add
+//    of 60 floats): the per-run cost of a stage, i.e. tensor binding,
+//    session.run, output conversion and the scheduler's bookkeeping. Measured
+//    as a 1-stage deployment running M = 64 micro-batches per step.
+// 3. thread_speedup: each unsplit model's step (M micro-batches, one after
+//    another) with 1 and with 2 intra-op threads; "2" = the median over models
+//    of t(1) / t(2).
+// 4. cut_us: each model split by `onnx-autopar --stages` for 2 one-core
+//    devices and M micro-batches (--algos, default pipeline-dp and round-robin:
+//    a few cuts and very many), its stages run collapsed onto one
+//    device and compared with the unsplit model, per micro-batch:
+//      collapsed − unsplit = (stages − 1) · stage_run_us + cut_edges · cut_us
+//    where a cut edge is one (tensor, reading stage) pair whose producer is
+//    another stage. cut_us pools the splits: Σ (extra − stage runs) / Σ cut
+//    edges (never below 0).
+// Load: the 1-minute load average before the run, and cpu_share (the time our
+// threads ran / ran + waited for a core, host_load.mjs) over the whole run;
+// a warning when the host was busy, since every number is then inflated.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { badInput, internal } from '../runner/errors.mjs';
+import { loadPlan, singleModelPlan } from '../runner/plan.mjs';
+import { openDeployment } from '../runner/executor.mjs';
+import { createSession } from '../runner/ort_session.mjs';
+import { randomInputs } from '../runner/inputs.mjs';
+import { cpuShare, hostLoad, schedTotals } from '../runner/host_load.mjs';
+import { median, number, parseCli, runMain } from './measure.mjs';
+import { REPO_ROOT, resolveCli } from './lib.mjs';
+
+const TINY_MODEL = '/usr/share/libonnx-testdata/data/node/test_add/model.onnx';
+const DEFAULT_MODELS = ['squeezenet1_1', 'resnet18', 'transformer_encoder', 'lstm'].map((m) => join(REPO_ROOT, 'build/models', `${m}.onnx`));
+const SIZES = [256, 4096, 65536, 1 << 20, 4 << 20, 16 << 20];
+
+/** One-way hand-over times between two worker threads: [{bytes, median_us}] per size. */
+export async function measureHandover({ sizes = SIZES, reps = 40, mode = 'move' } = {}) {
+  const { port1, port2 } = new MessageChannel();
+  const url = new URL('./handover_worker.mjs', import.meta.url);
+  const sender = new Worker(url, { workerData: { port: port1 }, transferList: [port1] });
+  const receiver = new Worker(url, { workerData: { port: port2 }, transferList: [port2] });
+  const reply = (w) => new Promise((res, rej) => {
+    w.once('message', res);
+    w.once('error', rej);
+  });
+  try {
+    const points = [];
+    for (const bytes of sizes) {
+      const n = bytes >= 4 << 20 ? Math.max(5, reps >> 2) : reps;
+      const got = reply(receiver);
+      receiver.postMessage({ op: 'expect', reps: n });
+      const sent = reply(sender);
+      sender.postMessage({ op: 'send', bytes, reps: n, mode });
+      const [{ one_way_us }] = await Promise.all([got, sent]);
+      // The first hand-overs of a size pay for page faults on fresh memory.
+      points.push({ bytes, median_us: round(median(one_way_us.slice(1)), 2) });
+    }
+    return points;
+  } finally {
+    await Promise.all([sender.terminate(), receiver.terminate()]);
+  }
+}
+
+/** latency_us (smallest size) and bytes_per_s (least-squares slope; null when time does not grow with size). */
+export function fitTransfer(points) {
+  const n = points.length;
+  const mx = points.reduce((a, p) => a + p.bytes, 0) / n;
+  const my = points.reduce((a, p) => a + p.median_us, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (const p of points) {
+    sxy += (p.bytes - mx) * (p.median_us - my);
+    sxx += (p.bytes - mx) ** 2;
+  }
+  const slope = sxx > 0 ? sxy / sxx : 0; // µs per byte
+  const latency = points.reduce((a, p) => (p.bytes < a.bytes ? p : a)).median_us;
+  return { latency_us: latency, bytes_per_s: slope > 0 ? round(1e6 / slope, -3) : null, points };
+}
+
+/** Median step (µs) of a plan run as the runner runs it: M micro-batches per step. */
+async function stepMedian(plan, { threads = 1, microbatches, warmup, repeat, concurrent = true }) {
+  const dep = await openDeployment(plan, { concurrent, threads, microbatches });
+  try {
+    const specs = plan.inputs.map(({ name }) => {
+      const s = plan.stages.find((st) => st.inputs.includes(name));
+      return dep.meta.get(s.id).inputs.find((i) => i.name === name);
+    });
+    await dep.setInputs(Array.from({ length: microbatches }, (_, m) => randomInputs(specs, m).tensors));
+    const r = await dep.run({ warmup, repeat });
+    return median(r.steps);
+  } finally {
+    await dep.close();
+  }
+}
+
+async function modelPlan(path) {
+  const s = await createSession(path, {});
+  const plan = singleModelPlan(path, s.inputNames, s.outputNames);
+  await s.release();
+  return plan;
+}
+
+/** Cut edges of a plan: (tensor, reading stage) pairs whose producer is another stage. */
+export function cutEdges(plan) {
+  let n = 0;
+  for (const s of plan.stages) for (const t of s.inputs) if (plan.producer.has(t) && plan.producer.get(t) !== s.id) n++;
+  return n;
+}
+
+/** Splits `model` with the CLI into `dir` (2 devices of one core, stage models). */
+function split(cli, model, algo, microbatches, dir) {
+  const args = [model, '-o', dir, '--devices', '2', '--device', 'cpu:1', '--microbatches', String(microbatches), '--stages', '--algo', algo, '--quiet', '--no-report'];
+  if (algo === 'tga') args.push('--max-generations', '50');
+  const r = spawnSync(cli, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw badInput(`onnx-autopar ${args.join(' ')} failed (exit ${r.status}): ${(r.stderr || r.stdout).trim().split('\n').pop()}`);
+}
+
+export async function calibrateHost({ models, cli, algos, repeat, microbatches, quick, log = () => {} }) {
+  const before = { load: hostLoad(), sched: schedTotals() };
+  const warmup = 2;
+  const result = { version: 1, measured_at: new Date().toISOString(), load_avg_1m: round(before.load.load_avg_1m, 2), cores: before.load.cores };
+
+  log('transfer between worker threads ...');
+  const sizes = quick ? [256, 65536, 1 << 20] : SIZES;
+  const reps = quick ? 10 : 40;
+  result.transfer = { ...fitTransfer(await measureHandover({ sizes, reps, mode: 'move' })), mode: 'move' };
+  result.transfer_copy = { ...fitTransfer(await measureHandover({ sizes, reps, mode: 'copy' })), mode: 'copy' };
+
+  log('stage run overhead (tiny model) ...');
+  if (!existsSync(TINY_MODEL)) throw badInput(`${TINY_MODEL} not found (Debian package libonnx-testdata)`);
+  const tinyM = 64;
+  result.stage_run_us = round((await stepMedian(await modelPlan(TINY_MODEL), { microbatches: tinyM, warmup, repeat: quick ? 3 : repeat * 2 })) / tinyM, 2);
+
+  const perModel = [];
+  const cuts = [];
+  const tmp = mkdtempSync(join(tmpdir(), 'calibrate-host-'));
+  try {
+    for (const model of models) {
+      const name = basename(model, '.onnx');
+      log(`${name}: unsplit, 1 and 2 threads ...`);
+      const plan = await modelPlan(model);
+      const t1 = await stepMedian(plan, { threads: 1, microbatches, warmup, repeat });
+      const t2 = await stepMedian(plan, { threads: 2, microbatches, warmup, repeat });
+      const entry = { model: name, unsplit_us_per_microbatch: round(t1 / microbatches, 1), thread_speedup_2: round(t1 / t2, 3), splits: [] };
+      for (const algo of algos) {
+        const dir = join(tmp, `${name}-${algo}`);
+        split(cli, model, algo, microbatches, dir);
+        const staged = loadPlan(dir);
+        const stages = staged.stages.length;
+        const edges = cutEdges(staged);
+        if (stages < 2 || edges === 0) {
+          entry.splits.push({ algo, stages, cut_edges: edges, note: 'not split' });
+          continue;
+        }
+        log(`${name}: ${algo}'s ${stages} stages collapsed onto one device ...`);
+        for (const s of staged.stages) s.device = 0;
+        const tc = await stepMedian(staged, { threads: 1, microbatches, warmup, repeat });
+        const extra = (tc - t1) / microbatches;
+        const cut = (extra - (stages - 1) * result.stage_run_us) / edges;
+        entry.splits.push({ algo, stages, cut_edges: edges, collapsed_us_per_microbatch: round(tc / microbatches, 1), extra_us_per_microbatch: round(extra, 1), cut_us: round(cut, 2) });
+        cuts.push({ cut_us: cut, edges });
+      }
+      perModel.push(entry);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  // Pooled over the splits (Σ extra / Σ cut edges): a split with few cuts
+  // turns timing noise into a large per-cut error, so each counts by its edges.
+  const edgesTotal = cuts.reduce((a, c) => a + c.edges, 0);
+  result.cut_us = edgesTotal ? round(Math.max(0, cuts.reduce((a, c) => a + c.cut_us * c.edges, 0) / edgesTotal), 2) : null;
+  result.thread_speedup = { 1: 1, 2: perModel.length ? round(median(perModel.map((m) => m.thread_speedup_2)), 3) : null };
+  result.microbatches = microbatches;
+  result.repeat = repeat;
+  result.models = perModel;
+  result.cpu_share = round(cpuShare(before.sched, schedTotals()), 3);
+  return result;
+}
+
+/** True when the numbers are likely inflated by other load. */
+export const busy = (r) => (r.cpu_share !== null && r.cpu_share < 0.9) || r.load_avg_1m > r.cores * 0.5;
+
+const round = (v, digits) => (v === null || v === undefined ? null : Math.round(v * 10 ** digits) / 10 ** digits);
+
+const USAGE = `usage: node tools/fidelity/calibrate_host.mjs [MODEL.onnx...] -o OUT.json [options]
+  -o, --output F      where to write the calibration (JSON)
+  --cli PATH          onnx-autopar (default: $AUTOPAR_CLI, else build/tools/onnx-autopar)
+  --algos A,B         algorithms whose splits measure the cost of a cut (default pipeline-dp,round-robin)
+  --microbatches M    micro-batches per timed step (default 8)
+  --repeat R          timed steps per measurement (default 7)
+  --quick             fewer sizes and repetitions (a smoke run, not a calibration)
+models default to build/models/{squeezenet1_1,resnet18,transformer_encoder,lstm}.onnx`;
+
+async function main(argv) {
+  const { values: v, positionals } = parseCli(argv, {
+    output: { type: 'string', short: 'o' }, cli: { type: 'string' }, algos: { type: 'string' },
+    microbatches: { type: 'string' }, repeat: { type: 'string' }, quick: { type: 'boolean' },
+  });
+  if (v.help) return { text: USAGE };
+  if (!v.output) throw badInput('-o OUT.json is required (see --help)');
+  const models = positionals.length ? positionals : DEFAULT_MODELS.filter(existsSync);
+  if (models.length === 0) throw badInput('no models given and none exported under build/models (ctest -R export, or pass MODEL.onnx)');
+  for (const m of models) if (!existsSync(m)) throw badInput(`${m}: no such model`);
+  const algos = (v.algos ?? 'pipeline-dp,round-robin').split(',').filter(Boolean);
+  const o = {
+    models: models.map((m) => resolve(m)),
+    cli: resolveCli(v.cli),
+    algos,
+    quick: !!v.quick,
+    microbatches: v.microbatches === undefined ? 8 : number(v.microbatches, '--microbatches', { int: true, min: 1 }),
+    repeat: v.repeat === undefined ? (v.quick ? 3 : 7) : number(v.repeat, '--repeat', { int: true, min: 1 }),
+    log: (s) => process.stderr.write(`calibrate_host: ${s}\n`),
+  };
+  const r = await calibrateHost(o);
+  writeFileSync(v.output, JSON.stringify(r, null, 1) + '\n');
+  const lines = [
+    `load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}`,
+    `transfer: latency ${r.transfer.latency_us} us, ${r.transfer.bytes_per_s === null ? 'no size dependence' : `${(r.transfer.bytes_per_s / 1e9).toFixed(2)} GB/s`} (moved); copied: ${r.transfer_copy.latency_us} us, ${r.transfer_copy.bytes_per_s === null ? '-' : `${(r.transfer_copy.bytes_per_s / 1e9).toFixed(2)} GB/s`}`,
+    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us} us per cut edge   2 threads: ${r.thread_speedup[2]}x`,
+    `written to ${v.output}`,
+  ];
+  if (busy(r)) lines.unshift(`warning: the host was busy (load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}); these numbers are inflated — calibrate on a quiet machine`);
+  return { text: lines.join('\n') };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  runMain('calibrate_host', main, process.argv.slice(2));
+}
