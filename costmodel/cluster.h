@@ -50,6 +50,12 @@ struct HostThreads {
   /// K × T intra-op threads.
   double speedup_per_device = 1;
   double speedup_all_threads = 1;
+
+  /// The step of the unsplit model on one device with all K x T threads,
+  /// from the step of one device of the cluster (T threads).
+  double AllThreadsStepUs(double one_device_step_us) const {
+    return one_device_step_us * speedup_per_device / speedup_all_threads;
+  }
 };
 
 class Cluster {

@@ -11,12 +11,14 @@ namespace autopar::costmodel {
 struct LowerBound {
   /// Longest path through the graph, each unit at its fastest kind's time,
   /// transfers free: one micro-batch can finish no sooner, and so neither can
-  /// the step (Note [Micro-batches] in costmodel/simulator.h).
+  /// the step (Note [Micro-batches] in costmodel/simulator.h). With whole
+  /// stages, plus one stage run (Note [Stage execution]).
   double critical_path_us = 0;
   /// All M micro-batches' work spread perfectly over all devices:
   /// M / Σ_d (1 / W_kind(d)) where W_k is the total compute of one
-  /// micro-batch on kind k. Exact when the kinds' speed ratio is the same for
-  /// every unit; otherwise an approximation.
+  /// micro-batch on kind k (with whole stages, plus one stage run). Exact when
+  /// the kinds' speed ratio is the same for every unit; otherwise an
+  /// approximation.
   double balanced_work_us = 0;
   /// max(critical_path_us, balanced_work_us).
   double bound_us = 0;

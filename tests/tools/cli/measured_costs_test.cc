@@ -1,6 +1,7 @@
 // Measured node times (--node-times), the host cluster (--cluster cpu:KxT,
 // --host-calibration) and what plan.json says about micro-batches, as a user
 // meets them through the executable.
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -166,6 +167,61 @@ TEST(HostClusterFlagTest, MistakesAreErrors) {
   ExpectCleanError(Cli({"place", model, "--cluster", "cpu:2x1", "--host-calibration",
                         dir.Write("bad.json", R"({"cut_us": -3})").string()}),
                    kExitBadInput, "cut_us");
+}
+
+// A host where threads scale perfectly and a stage run costs 1 ms: no split
+// of the small chain can beat one device with both threads.
+std::string ThreadFriendlyHost(const TempDir& dir) {
+  return dir.Write("host.json", R"({"stage_run_us": 1000, "thread_speedup": {"1": 1.0, "2": 2.0}})")
+      .string();
+}
+
+TEST(HostClusterFlagTest, CompareHasTheAllThreadsRowAndSaysWhenItWins) {
+  TempDir dir;
+  const std::string model = WriteChain(dir);
+  const std::string host = ThreadFriendlyHost(dir);
+  const nlohmann::json table =
+      Json(Cli({"compare", model, "--cluster", "cpu:2x1", "--host-calibration", host, "--algos",
+                "sgp,round-robin", "--microbatches", "2", "--format", "json"}));
+  const nlohmann::json& last = table["results"].back();
+  ASSERT_EQ(last["algorithm"], "single-all-threads") << table.dump(2);
+  EXPECT_EQ(last["threads"], 2);
+  // One device (one thread) runs two micro-batches in two stage runs; both
+  // threads halve that.
+  EXPECT_DOUBLE_EQ(last["step_time_us"].get<double>(),
+                   table["single_device_step_us"].get<double>() / 2);
+  EXPECT_EQ(last["beats_every_split"], true);
+  EXPECT_EQ(table["microbatches"], 2);
+  CommandResult text = Cli({"compare", model, "--cluster", "cpu:2x1", "--host-calibration", host,
+                            "--algos", "sgp,round-robin"});
+  EXPECT_EQ(text.exit_code, 0) << text.stderr_text;
+  EXPECT_THAT(text.stdout_text, HasSubstr("single-all-threads"));
+  EXPECT_THAT(text.stdout_text, HasSubstr("it beats every split"));
+  // Other clusters have no such row.
+  const nlohmann::json gpus =
+      Json(Cli({"compare", model, "--devices", "2", "--algos", "sgp", "--format", "json"}));
+  EXPECT_NE(gpus["results"].back()["algorithm"], "single-all-threads");
+}
+
+TEST(HostClusterFlagTest, TheMainCommandSaysPlainlyWhenAllThreadsOnOneDeviceWin) {
+  TempDir dir;
+  const std::string model = WriteChain(dir);
+  const std::string out = (dir.path() / "out").string();
+  CommandResult r = Cli({model, "-o", out, "--cluster", "cpu:2x1", "--host-calibration",
+                         ThreadFriendlyHost(dir), "--algo", "round-robin"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("one device with all 2 threads is predicted faster than this split"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/plan.json"));
+  // Where threads do not scale, the whole model on one device is no faster
+  // with both: nothing is said.
+  const std::string flat =
+      dir.Write("flat.json", R"({"stage_run_us": 0, "cut_us": 0, "thread_speedup": {"2": 1.0}})")
+          .string();
+  CommandResult quiet = Cli({model, "-o", out, "--force", "--cluster", "cpu:2x1",
+                             "--host-calibration", flat, "--algo", "single"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.stderr_text;
+  EXPECT_THAT(quiet.stdout_text, ::testing::Not(HasSubstr("predicted faster")));
 }
 
 TEST(PlanJsonMicrobatchTest, PlanSaysHowManyMicrobatchesAndThatInputsArePerMicrobatch) {

@@ -108,7 +108,7 @@ std::optional<AllThreadsRow> SingleAllThreads(const pipeline::PlanningProblem& p
   AllThreadsRow row;
   row.threads = host.devices * host.threads_per_device;
   row.single_device_step_us = any->plan->single_device_step_us;
-  row.step_time_us = row.single_device_step_us * host.speedup_per_device / host.speedup_all_threads;
+  row.step_time_us = host.AllThreadsStepUs(row.single_device_step_us);
   row.beats_every_split = true;
   for (const Row& r : rows) {
     if (r.feasible() && r.algorithm != "single" &&

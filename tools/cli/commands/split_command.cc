@@ -100,6 +100,18 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
   absl::StrAppendFormat(
       &text, "step       %d micro-batch%s of the model as given; node times: %s\n",
       plan_microbatches, plan_microbatches == 1 ? "" : "es", CostSourceText(problem.cost_source));
+  if (cluster.host) {
+    // The alternative a user would pick: no split, all the threads on one
+    // device (costmodel/host_cpu.h).
+    const double all_threads_us = cluster.host->AllThreadsStepUs(plan.single_device_step_us);
+    if (all_threads_us < sim.step_time_us) {
+      absl::StrAppendFormat(
+          &text,
+          "note       one device with all %d threads is predicted faster than this split: %.1f us "
+          "per step (the split is written anyway)\n",
+          cluster.host->devices * cluster.host->threads_per_device, all_threads_us);
+    }
+  }
   for (int d = 0; d < cluster.num_devices(); ++d) {
     const passes::DeviceModel& model = deployment.devices[d];
     absl::StrAppendFormat(&text, "  %-14s %-10s %6d nodes %4d sends %4d recvs  peak %s of %s\n",
