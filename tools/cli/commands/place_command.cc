@@ -14,6 +14,7 @@
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -27,6 +28,7 @@ constexpr char kUsage[] =
                           [--optimizer adam|sgd|momentum]
                           [--format text|json] [--dot FILE]
                           [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+                          [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
        onnx-autopar place --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
 Searches a device placement and reports the simulated step: per-device load
@@ -35,7 +37,7 @@ lower bound and their ratio. Nothing is written.
 
 --algo NAME picks the search: sgp (default), tga (genetic, anytime: runs up to
 --time-budget, default 10s, and shows its progress on a terminal), m-etf,
-m-sct, m-topo, heft, pipeline-dp, round-robin or single.
+m-sct, m-topo, heft, cpop, pipeline-dp, round-robin or single.
 
 --mode training plans a training step: forward + backward + the optimizer's
 update per unit, and per device the weights with their gradients and optimizer
@@ -169,6 +171,7 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
+  if (problem->model) PrintEstimates(problem->model->estimates);
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<pipeline::Plan> plan =
       pipeline::MakePlan(*problem, search->algorithm, search->options);
