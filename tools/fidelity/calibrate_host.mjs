@@ -9,7 +9,8 @@
 // 1. transfer: a tensor handed from one worker thread to another as the
 //    runner's workers do it (handover_worker.mjs), at sizes from 256 B to
 //    16 MiB; latency_us = the median one-way time of the smallest size,
-//    bytes_per_s = 1 / the least-squares slope of the medians over size. The
+//    bytes_per_s = 1 / the least-squares slope of the medians over size (left
+//    out when time does not grow with size: the CLI keeps its default). The
 //    runner moves a buffer whose only reader is the other device (recorded as
 //    "transfer") and copies it otherwise ("transfer_copy").
 // 2. stage_run_us: one task of the runner's schedule on a tiny model (one Add
@@ -190,12 +191,18 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
   result.repeat = repeat;
   result.models = perModel;
   result.cpu_share = round(cpuShare(before.sched, schedTotals()), 3);
+  // A figure that could not be measured is left out, not null: the CLI then
+  // keeps its built-in default for it.
+  for (const t of [result.transfer, result.transfer_copy]) if (t.bytes_per_s === null) delete t.bytes_per_s;
+  if (result.cut_us === null) delete result.cut_us;
+  if (result.thread_speedup[2] === null) delete result.thread_speedup[2];
   return result;
 }
 
 /** True when the numbers are likely inflated by other load. */
 export const busy = (r) => (r.cpu_share !== null && r.cpu_share < 0.9) || r.load_avg_1m > r.cores * 0.5;
 
+const gbs = (v) => (v === undefined ? 'no size dependence' : `${(v / 1e9).toFixed(2)} GB/s`);
 const round = (v, digits) => (v === null || v === undefined ? null : Math.round(v * 10 ** digits) / 10 ** digits);
 
 const USAGE = `usage: node tools/fidelity/calibrate_host.mjs [MODEL.onnx...] -o OUT.json [options]
@@ -231,8 +238,8 @@ async function main(argv) {
   writeFileSync(v.output, JSON.stringify(r, null, 1) + '\n');
   const lines = [
     `load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}`,
-    `transfer: latency ${r.transfer.latency_us} us, ${r.transfer.bytes_per_s === null ? 'no size dependence' : `${(r.transfer.bytes_per_s / 1e9).toFixed(2)} GB/s`} (moved); copied: ${r.transfer_copy.latency_us} us, ${r.transfer_copy.bytes_per_s === null ? '-' : `${(r.transfer_copy.bytes_per_s / 1e9).toFixed(2)} GB/s`}`,
-    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us} us per cut edge   2 threads: ${r.thread_speedup[2]}x`,
+    `transfer: latency ${r.transfer.latency_us} us, ${gbs(r.transfer.bytes_per_s)} (moved); copied: ${r.transfer_copy.latency_us} us, ${gbs(r.transfer_copy.bytes_per_s)}`,
+    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us ?? '-'} us per cut edge   2 threads: ${r.thread_speedup[2] ?? '-'}x`,
     `written to ${v.output}`,
   ];
   if (busy(r)) lines.unshift(`warning: the host was busy (load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}); these numbers are inflated — calibrate on a quiet machine`);
