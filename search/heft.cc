@@ -39,6 +39,7 @@
 #include "search/feasibility.h"
 #include "search/memory_check.h"
 #include "search/memory_profile.h"
+#include "search/memory_repair.h"
 #include "search/schedule_estimate.h"
 
 namespace autopar::search {
@@ -160,9 +161,11 @@ class IdleIntervals {
   uint64_t next_priority_ = 0;
 };
 
+}  // namespace
+
 // The mean link of step 1 (eq. 2): mean latency and mean bandwidth over the
 // ordered pairs of distinct devices. A one-device cluster has none.
-TypicalLink MeanLink(const Cluster& cluster) {
+TypicalLink HeftMeanLink(const Cluster& cluster) {
   TypicalLink link;
   const int n = cluster.num_devices();
   if (n < 2) return link;
@@ -179,13 +182,11 @@ TypicalLink MeanLink(const Cluster& cluster) {
   return link;
 }
 
-}  // namespace
-
 // Step 1.
 std::vector<double> HeftUpwardRanks(const CostGraph& graph, const Cluster& cluster) {
   const uint32_t n = graph.num_units();
   const int num_devices = cluster.num_devices();
-  const TypicalLink link = MeanLink(cluster);
+  const TypicalLink link = HeftMeanLink(cluster);
   std::vector<double> rank(n, 0);
   for (uint32_t u = n; u-- > 0;) {
     double compute = 0;
@@ -201,16 +202,21 @@ std::vector<double> HeftUpwardRanks(const CostGraph& graph, const Cluster& clust
 
 std::optional<HeftSchedule> ScheduleHeft(const CostGraph& graph, const Cluster& cluster,
                                          absl::Span<const int64_t> param_budget_bytes) {
-  const uint32_t n = graph.num_units();
-  const int num_devices = cluster.num_devices();
-
   // Steps 1–2.
   const std::vector<double> rank = HeftUpwardRanks(graph, cluster);
-  std::vector<uint32_t> order(n);
+  std::vector<uint32_t> order(graph.num_units());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return rank[a] > rank[b]; });
+  return ScheduleInOrder(graph, cluster, order, {}, param_budget_bytes);
+}
 
+std::optional<HeftSchedule> ScheduleInOrder(const CostGraph& graph, const Cluster& cluster,
+                                            absl::Span<const uint32_t> order,
+                                            absl::Span<const int32_t> pinned_device,
+                                            absl::Span<const int64_t> param_budget_bytes) {
+  const uint32_t n = graph.num_units();
+  const int num_devices = cluster.num_devices();
   ParamBudgets budgets(graph, param_budget_bytes);
   HeftSchedule schedule;
   std::vector<int32_t>& device = schedule.placement.device;
@@ -224,8 +230,10 @@ std::optional<HeftSchedule> ScheduleHeft(const CostGraph& graph, const Cluster& 
   for (uint32_t u : order) {
     int best = -1;
     double best_start = 0, best_finish = kInfinity;
+    const int pinned = pinned_device.empty() ? -1 : pinned_device[u];
+    const bool pin = pinned >= 0 && budgets.Fits(u, pinned);
     for (int d = 0; d < num_devices; ++d) {
-      if (!budgets.Fits(u, d)) continue;
+      if (!budgets.Fits(u, d) || (pin && d != pinned)) continue;
       double ready = 0;
       for (uint32_t e : graph.in_edges(u)) {
         const uint32_t src = graph.edge_src(e);
@@ -254,6 +262,14 @@ std::optional<HeftSchedule> ScheduleHeft(const CostGraph& graph, const Cluster& 
 
 absl::StatusOr<Placement> PlaceHeft(const CostGraph& graph, const Cluster& cluster,
                                     const SearchOptions& options) {
+  return PlaceScheduleWithinMemory(graph, cluster, options, [&](absl::Span<const int64_t> budget) {
+    return ScheduleHeft(graph, cluster, budget);
+  });
+}
+
+absl::StatusOr<Placement> PlaceScheduleWithinMemory(const CostGraph& graph, const Cluster& cluster,
+                                                    const SearchOptions& options,
+                                                    BudgetedScheduler schedule_under) {
   if (absl::Status s = CheckSearchInputs(graph, cluster); !s.ok()) return s;
   if (graph.num_units() == 0) return Placement{};
   if (absl::Status s = CheckEveryUnitFits(graph, cluster); !s.ok()) return s;
@@ -263,23 +279,26 @@ absl::StatusOr<Placement> PlaceHeft(const CostGraph& graph, const Cluster& clust
   MemoryChecker checker(graph, cluster, options.microbatches);
   std::vector<int64_t> held_back(num_devices, 0), budget(num_devices);
   int repairs = 0;
+  std::optional<Placement> overflowing;  // the last plan over memory, for the repair
   for (double fraction : kReserveFractions) {
     for (;;) {
       const auto reserve = static_cast<int64_t>(fraction * peak_activation_bytes);
       for (int d = 0; d < num_devices; ++d) {
         budget[d] = cluster.device(d).memory_bytes - held_back[d] - reserve;
       }
-      std::optional<HeftSchedule> schedule = ScheduleHeft(graph, cluster, budget);
+      std::optional<HeftSchedule> schedule = schedule_under(budget);
       if (!schedule) break;  // on to a smaller reserve
       const std::vector<int64_t> overflow = checker.OverflowBytes(schedule->placement);
       if (Fits(overflow)) return std::move(schedule->placement);
-      if (++repairs > kMaxMemoryRepairs) return InfeasibleError(graph, cluster);
+      overflowing = schedule->placement;
+      if (++repairs > kMaxMemoryRepairs) break;
       for (int d = 0; d < num_devices; ++d) {
         if (overflow[d] > 0) held_back[d] += overflow[d] + cluster.device(d).memory_bytes / 64;
       }
     }
+    if (repairs > kMaxMemoryRepairs) break;
   }
-  return InfeasibleError(graph, cluster);
+  return RepairOrGiveUp(graph, cluster, options.microbatches, std::move(overflowing));
 }
 
 }  // namespace autopar::search

@@ -22,11 +22,13 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/simulator.h"
+#include "search/schedule_estimate.h"
 #include "search/search.h"
 
 namespace autopar::search {
@@ -41,6 +43,11 @@ struct HeftSchedule {
   double makespan_us = 0;
 };
 
+/// The mean link of the paper's eq. 2: mean latency and mean bandwidth over
+/// the ordered pairs of distinct devices; none (free transfers) with one
+/// device.
+TypicalLink HeftMeanLink(const costmodel::Cluster& cluster);
+
 /// The upward rank of every unit (the paper's rank_u, eq. 4): its mean
 /// compute over the cluster's devices plus the largest, over its successors,
 /// of the mean transfer of the edge and the successor's rank.
@@ -53,6 +60,30 @@ std::vector<double> HeftUpwardRanks(const costmodel::CostGraph& graph,
 std::optional<HeftSchedule> ScheduleHeft(const costmodel::CostGraph& graph,
                                          const costmodel::Cluster& cluster,
                                          absl::Span<const int64_t> param_budget_bytes);
+
+/// Steps 3–4 for a given list: `order` is a topological order of all units;
+/// `pinned_device[u]`, when not empty and >= 0, is the device unit u goes to
+/// if its budget takes it (CPOP's critical-path processor), else the
+/// earliest-finish device. HEFT and CPOP (search/cpop.h) share it.
+std::optional<HeftSchedule> ScheduleInOrder(const costmodel::CostGraph& graph,
+                                            const costmodel::Cluster& cluster,
+                                            absl::Span<const uint32_t> order,
+                                            absl::Span<const int32_t> pinned_device,
+                                            absl::Span<const int64_t> param_budget_bytes);
+
+/// A list scheduler under per-device parameter budgets (empty result: some
+/// unit fits no budget).
+using BudgetedScheduler =
+    absl::FunctionRef<std::optional<HeftSchedule>(absl::Span<const int64_t> param_budget_bytes)>;
+
+/// The memory handling of the file comment around any BudgetedScheduler:
+/// budgets of memory less a shrinking activation reserve, devices that
+/// overflow in the simulator cut by their overflow, and at last the shared
+/// memory repair (search/memory_repair.h).
+absl::StatusOr<costmodel::Placement> PlaceScheduleWithinMemory(const costmodel::CostGraph& graph,
+                                                               const costmodel::Cluster& cluster,
+                                                               const SearchOptions& options,
+                                                               BudgetedScheduler schedule);
 
 /// Memory-aware HEFT behind the common interface (see the file comment).
 absl::StatusOr<costmodel::Placement> PlaceHeft(const costmodel::CostGraph& graph,

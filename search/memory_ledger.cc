@@ -6,6 +6,7 @@
 
 #include "search/feasibility.h"
 #include "search/memory_profile.h"
+#include "search/memory_repair.h"
 
 namespace autopar::search {
 
@@ -143,6 +144,7 @@ absl::StatusOr<Placement> PlaceWithinMemory(const CostGraph& graph, const Cluste
   //    1/64 of its memory) in the next try.
   std::vector<int64_t> held_back(num_devices, 0);
   std::optional<costmodel::Simulator> simulator;
+  std::optional<Placement> overflowing;  // the last plan over memory, for the repair
   for (int repair = 0; repair <= kMaxMemoryRepairs; ++repair) {
     MemoryLedger ledger(graph, cluster, LedgerMode::kInOrder, held_back);
     std::optional<Placement> placement = place(ledger);
@@ -155,6 +157,7 @@ absl::StatusOr<Placement> PlaceWithinMemory(const CostGraph& graph, const Cluste
     const costmodel::SimulationResult& result = simulator->Run(
         *placement, costmodel::SimulationOptions{.microbatches = options.microbatches});
     if (!result.memory_overflow) return *std::move(placement);
+    overflowing = *placement;
     for (int d = 0; d < num_devices; ++d) {
       const int64_t capacity = cluster.device(d).memory_bytes;
       const int64_t over = result.devices[d].peak_memory_bytes - capacity;
@@ -165,7 +168,8 @@ absl::StatusOr<Placement> PlaceWithinMemory(const CostGraph& graph, const Cluste
   MemoryLedger ledger(graph, cluster, LedgerMode::kProvable);
   std::optional<Placement> placement = place(ledger);
   if (placement) return *std::move(placement);
-  return InfeasibleError(graph, cluster);
+  // 3. The shared repair (search/memory_repair.h).
+  return RepairOrGiveUp(graph, cluster, options.microbatches, std::move(overflowing));
 }
 
 }  // namespace autopar::search

@@ -35,6 +35,7 @@
 #include "search/feasibility.h"
 #include "search/memory_check.h"
 #include "search/memory_profile.h"
+#include "search/memory_repair.h"
 #include "search/schedule_estimate.h"
 
 namespace autopar::search {
@@ -209,6 +210,7 @@ absl::StatusOr<PipelineDpResult> PipelineDp::Run(const SearchOptions& options) {
   if (absl::Status s = CheckEveryUnitFits(graph_, cluster_); !s.ok()) return s;
   ComputeCosts();
   MemoryChecker checker(graph_, cluster_, options.microbatches);
+  std::optional<Placement> overflowing;  // the last plan over memory, for the repair
   for (int repair = 0; repair <= kMaxMemoryRepairs; ++repair) {
     if (!Probe(kInfinity, /*record=*/false)) break;  // no split within memory
     // Step 3. Every stage of a split within memory takes at most `high`.
@@ -227,13 +229,18 @@ absl::StatusOr<PipelineDpResult> PipelineDp::Run(const SearchOptions& options) {
     // Step 5.
     const std::vector<int64_t> overflow = checker.OverflowBytes(result.placement);
     if (Fits(overflow)) return result;
+    overflowing = result.placement;
     for (int d = 0; d < num_devices_; ++d) {
       if (overflow[d] > 0)
         held_back_bytes_[d] += overflow[d] + cluster_.device(d).memory_bytes / 64;
     }
     ends_by_capacity_.clear();
   }
-  return InfeasibleError(graph_, cluster_);
+  absl::StatusOr<Placement> repaired =
+      RepairOrGiveUp(graph_, cluster_, options.microbatches, std::move(overflowing));
+  if (!repaired.ok()) return repaired.status();
+  // The repaired plan need not be contiguous: its stages are left empty.
+  return PipelineDpResult{.placement = *std::move(repaired)};
 }
 
 }  // namespace

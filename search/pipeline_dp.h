@@ -41,7 +41,8 @@ struct PipelineDpResult {
   /// its stage in topological order.
   costmodel::Placement placement;
   /// Stage j = [bounds[j], bounds[j + 1]) runs on devices[j]; empty stages
-  /// are left out.
+  /// are left out. Both empty when no contiguous split fitted and the shared
+  /// memory repair (search/memory_repair.h) made the plan.
   std::vector<int> devices;
   std::vector<uint32_t> bounds;
   /// The largest stage time (compute + entering boundary), µs.

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/cpop.h"
 #include "search/heft.h"
 #include "search/m_etf.h"
 #include "search/m_sct.h"
@@ -16,7 +17,8 @@ namespace autopar::search {
 
 std::vector<std::string> AlgorithmNames() {
   return {
-      "sgp", "tga", "m-etf", "m-sct", "m-topo", "heft", "pipeline-dp", "round-robin", "single",
+      "sgp",  "tga",  "m-etf",       "m-sct",       "m-topo",
+      "heft", "cpop", "pipeline-dp", "round-robin", "single",
   };
 }
 
@@ -31,6 +33,7 @@ absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
   if (algorithm == "m-etf") return PlaceMEtf(graph, cluster, options);
   if (algorithm == "m-sct") return PlaceMSct(graph, cluster, options);
   if (algorithm == "heft") return PlaceHeft(graph, cluster, options);
+  if (algorithm == "cpop") return PlaceCpop(graph, cluster, options);
   if (algorithm == "pipeline-dp") return PlacePipelineDp(graph, cluster, options);
   if (algorithm == "tga") return PlaceTga(graph, cluster, options);
   return absl::InvalidArgumentError(

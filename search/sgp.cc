@@ -45,6 +45,7 @@
 #include "search/feasibility.h"
 #include "search/list_schedule.h"
 #include "search/memory_profile.h"
+#include "search/memory_repair.h"
 #include "search/schedule_estimate.h"
 
 namespace autopar::search {
@@ -448,6 +449,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
   // A plan that overflows in the simulator has that device's budget cut by
   // the overflow (FitsMemory), and both plans are made again.
   const bool wide = num_devices_ > 1 && parallelism_ >= kListScheduleMinParallelism;
+  std::optional<Placement> overflowing;  // the last plan over memory, for the repair
   for (int repair = 0; repair <= kMaxMemoryRepairs; ++repair) {
     if (repair > 0) ends_by_capacity_.clear();  // capacities changed
     bool overflowed = false;
@@ -456,6 +458,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     if (list && list->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) {
       if (FitsMemory(*list)) return finish(*list);
       overflowed = true;
+      overflowing = list->placement;
       list.reset();
     }
     std::optional<Candidate> segments = BestSegments();
@@ -466,10 +469,18 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     for (Candidate* candidate : order) {
       if (FitsMemory(*candidate)) return finish(*candidate);
       overflowed = true;
+      if (!overflowing) overflowing = candidate->placement;
     }
     if (!overflowed) break;  // no plan within the estimates: nothing to repair
   }
-  return InfeasibleError(graph_, cluster_);
+  absl::StatusOr<Placement> repaired =
+      RepairOrGiveUp(graph_, cluster_, options_.microbatches, std::move(overflowing));
+  if (!repaired.ok()) return repaired.status();
+  Candidate chosen{.placement = *std::move(repaired), .strategy = "memory repair"};
+  std::vector<uint8_t> used(num_devices_, 0);
+  for (int32_t d : chosen.placement.device) used[d] = 1;
+  chosen.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  return finish(chosen);
 }
 
 }  // namespace

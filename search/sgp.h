@@ -28,8 +28,9 @@ namespace autopar::search {
 /// What SGP chose, for reports and benchmarks.
 struct SgpResult {
   costmodel::Placement placement;
-  /// "segments" (contiguous segments of the topological order) or "list"
-  /// (earliest-finish list scheduling).
+  /// "segments" (contiguous segments of the topological order), "list"
+  /// (earliest-finish list scheduling) or "memory repair" (neither fitted;
+  /// search/memory_repair.h made one of them fit).
   std::string strategy;
   /// Devices that received work.
   int devices_used = 0;

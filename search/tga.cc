@@ -22,27 +22,40 @@
 //     dropped, so neither population collapses onto one plan. After every
 //     kExploreRestartStall generations without improvement explore starts
 //     afresh from step 4's diverse plans, to leave a local optimum.
+//  6b. Diversification: after stall_generations without improvement the
+//     search does not stop but diversifies: the generator is reseeded (a new
+//     seed derived from the options' one and the restart count), moves grow
+//     (every boundary shift and block may be twice as long as before, up to
+//     kMaxMoveScale times the base; back to the base after an improvement),
+//     and explore restarts from heavily perturbed copies of exploit's elites
+//     and the best plan, half of it, and from step 4's diverse plans, the
+//     other half. It is how the budget buys better plans: a long run visits
+//     basins a short one never reaches.
 //  7. Migration: every migration_interval generations the best of explore
 //     join exploit (if good enough to stay) and exploit's best joins
 //     explore, replacing its worst.
 //  8. Progress and stop: on_progress after every generation; stop at the
-//     time budget (a generation that would end past it is not started),
-//     after stall_generations without improvement, or at
-//     max_generations.
-//  9. Result: the best plan ever simulated, if within memory; else
+//     time budget (a generation that would end past it is not started), at
+//     max_generations, or when the best plan is within kLowerBoundTolerance
+//     of the lower bound (costmodel/lower_bound.h: nothing can be better).
+//  9. Result: the best plan ever simulated, if within memory; else the
+//     shared memory repair from it (search/memory_repair.h), else
 //     InfeasibleError.
 #include "search/tga.h"
 
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/types/span.h"
+#include "costmodel/lower_bound.h"
 #include "search/feasibility.h"
 #include "search/memory_profile.h"
+#include "search/memory_repair.h"
 #include "search/tga_evaluator.h"
 #include "search/tga_operators.h"
 
@@ -73,6 +86,13 @@ constexpr uint32_t kUnitsPerExploitMove = 250;
 constexpr int kMaxRetries = 4;
 /// Improvements smaller than this fraction do not reset the stall count.
 constexpr double kMinRelativeGain = 1e-9;
+/// Step 6b: elites whose perturbed copies restart explore, heavy mutations
+/// per copy (times the move scale), and the largest move scale.
+constexpr size_t kDiversifyElites = 4;
+constexpr uint32_t kDiversifyMutations = 4;
+constexpr uint32_t kMaxMoveScale = 64;
+/// Step 8: a plan this close to the lower bound ends the search.
+constexpr double kLowerBoundTolerance = 1e-3;
 
 // `a` is better than `b` by more than noise (the stall count's measure).
 bool Improves(const Fitness& a, const Fitness& b) {
@@ -102,6 +122,11 @@ class Tga {
   void InitialPopulations();
   Genome RandomGenome(int turn);
   bool RestartExplore();
+  bool Diversify();
+  bool AtLowerBound() const {
+    return best_.fitness.feasible &&
+           best_.fitness.step_us <= lower_bound_us_ * (1 + kLowerBoundTolerance);
+  }
   Individual ExploreChild();
   Individual ExploitChild();
   Individual LocalMove();
@@ -135,6 +160,8 @@ class Tga {
   Individual best_;
   Fitness best_seed_fitness_;
   int64_t stall_ = 0;
+  uint32_t move_scale_ = 1;  // step 6b
+  double lower_bound_us_ = 0;
   std::optional<FitnessEvaluator> evaluator_;
   std::optional<Individual> combined_;  // step 5: the local search's combined moves
   TgaResult result_;
@@ -268,6 +295,33 @@ bool Tga::RestartExplore() {
   return improved;
 }
 
+// Step 6b.
+bool Tga::Diversify() {
+  ++result_.diversifications;
+  rng_ =
+      Rng(options_.seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(result_.diversifications));
+  move_scale_ = std::min(move_scale_ * 2, kMaxMoveScale);
+  std::vector<const Individual*> elites = {&best_};
+  for (size_t i = 0; i < std::min(exploit_.size(), kDiversifyElites); ++i) {
+    elites.push_back(&exploit_[i]);
+  }
+  explore_.clear();
+  for (int i = 0; i < tga_.explore_size; ++i) {
+    if (i % 2 == 1) {
+      explore_.push_back({.genome = RandomGenome(i / 2)});
+      continue;
+    }
+    const Individual& elite = *elites[(i / 2) % elites.size()];
+    Individual copy{.genome = elite.genome};
+    const uint32_t mutations = kDiversifyMutations + rng_.Below(kDiversifyMutations);
+    for (uint32_t m = 0; m < mutations; ++m) MutateHeavily(elite, copy.genome);
+    explore_.push_back(std::move(copy));
+  }
+  const bool improved = Evaluate(explore_);
+  KeepBest(explore_, tga_.explore_size);
+  return improved;
+}
+
 int Tga::HotDevice(const Individual& individual) const {
   int hot = 0;
   for (int d = 1; d < num_devices_; ++d) {
@@ -283,7 +337,8 @@ int Tga::HotDevice(const Individual& individual) const {
 // shift, a branch offload, relief of the hottest device, now and then a
 // unit anywhere; splitting off a block when the plan has no boundary yet.
 void Tga::MutateLightly(const Individual& parent, Genome& genome) {
-  const uint32_t max_shift = std::max<uint32_t>(1, n_ / (4 * num_devices_));
+  const uint32_t max_shift =
+      std::min(n_, std::max<uint32_t>(1, n_ / (4 * num_devices_)) * move_scale_);
   bool changed = false;
   const uint32_t kind = rng_.Below(10);
   if (kind < 3) {
@@ -309,7 +364,7 @@ void Tga::MutateLightly(const Individual& parent, Genome& genome) {
 
 // One to kExploreMaxMutations moves of any kind, with larger steps.
 void Tga::MutateHeavily(const Individual& parent, Genome& genome) {
-  const uint32_t max_shift = std::max<uint32_t>(1, n_ / num_devices_);
+  const uint32_t max_shift = std::min(n_, std::max<uint32_t>(1, n_ / num_devices_) * move_scale_);
   const uint32_t moves = 1 + rng_.Below(kExploreMaxMutations);
   for (uint32_t m = 0; m < moves; ++m) {
     switch (rng_.Below(7)) {
@@ -453,14 +508,21 @@ absl::StatusOr<TgaResult> Tga::Run() {
   // Step 1.
   if (absl::Status s = CheckSearchInputs(graph_, cluster_); !s.ok()) return s;
   if (tga_.explore_size < 1 || tga_.exploit_size < 1 || tga_.local_search_moves < 0 ||
-      tga_.migration_interval < 1 || tga_.migrants < 0 || tga_.stall_generations < 1) {
+      tga_.migration_interval < 1 || tga_.migrants < 0 || tga_.stall_generations < 1 ||
+      tga_.max_generations < 0) {
     return absl::InvalidArgumentError(
         "TGA needs populations of at least one, a positive migration interval and stall limit");
+  }
+  if (!(options_.time_budget_s < std::numeric_limits<double>::infinity()) &&
+      tga_.max_generations == 0) {
+    return absl::InvalidArgumentError(
+        "TGA needs a finite time budget or a generation limit, else it would not end");
   }
   if (n_ == 0) return result_;
   if (absl::Status s = CheckEveryUnitFits(graph_, cluster_); !s.ok()) return s;
 
   // Steps 2–4.
+  lower_bound_us_ = costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
   Seed();
   InitialPopulations();
   evaluator_.emplace(graph_, cluster_, schedules_, options_.microbatches,
@@ -495,8 +557,7 @@ absl::StatusOr<TgaResult> Tga::Run() {
   // (judged by the last one's duration: on 100k units with micro-batches a
   // generation takes seconds) is not started.
   double last_generation_s = 0;
-  while (ElapsedS() + last_generation_s < options_.time_budget_s &&
-         stall_ < tga_.stall_generations &&
+  while (ElapsedS() + last_generation_s < options_.time_budget_s && !AtLowerBound() &&
          (tga_.max_generations == 0 || generation < tga_.max_generations)) {
     const double generation_start_s = ElapsedS();
     ++generation;
@@ -520,7 +581,14 @@ absl::StatusOr<TgaResult> Tga::Run() {
     }
     KeepBest(exploit_, tga_.exploit_size);
     stall_ = improved ? 0 : stall_ + 1;
-    if (stall_ > 0 && stall_ % kExploreRestartStall == 0 && RestartExplore()) stall_ = 0;
+    if (improved) move_scale_ = 1;
+    if (stall_ >= tga_.stall_generations) {
+      // Step 6b.
+      stall_ = 0;
+      if (Diversify()) move_scale_ = 1;
+    } else if (stall_ > 0 && stall_ % kExploreRestartStall == 0 && RestartExplore()) {
+      stall_ = 0;
+    }
     // Step 7.
     if (generation % tga_.migration_interval == 0) Migrate();
     // Step 8.
@@ -531,10 +599,19 @@ absl::StatusOr<TgaResult> Tga::Run() {
   // Step 9.
   result_.generations = generation;
   result_.evaluations = evaluator_->evaluations();
-  if (!best_.fitness.feasible) return InfeasibleError(graph_, cluster_);
   result_.placement.device = best_.genome.device;
   result_.placement.priority = schedules_[best_.genome.schedule];
   result_.step_us = best_.fitness.step_us;
+  if (!best_.fitness.feasible) {
+    // The shared repair, from the plan that came closest.
+    absl::StatusOr<Placement> repaired =
+        RepairOrGiveUp(graph_, cluster_, options_.microbatches, std::move(result_.placement));
+    if (!repaired.ok()) return repaired.status();
+    result_.placement = *std::move(repaired);
+    costmodel::Simulator simulator(graph_, cluster_);
+    result_.step_us =
+        simulator.Run(result_.placement, {.microbatches = options_.microbatches}).step_time_us;
+  }
   return result_;
 }
 

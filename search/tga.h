@@ -21,14 +21,19 @@
 //
 // Guarantees: the result is never worse, in the simulator, than the best
 // seed (the exploit population is elitist and starts with the seeds under
-// their own priorities); it fits memory whenever any evaluated plan did,
-// else the search fails with InfeasibleError's ResourceExhausted.
-// Anytime: it stops at options.time_budget_s (10 s unless set; checked
-// between generations, seeding included), on convergence (stall_generations without
-// improvement) or at max_generations. Deterministic: one seeded generator
+// their own priorities); it fits memory whenever any evaluated plan did or
+// the shared memory repair (search/memory_repair.h) makes the closest one
+// fit, else the search fails with InfeasibleError's ResourceExhausted.
+// Anytime: it uses its budget — a stall (stall_generations without
+// improvement) diversifies the search (a new seed, larger moves, explore
+// restarted from perturbed elites) instead of ending it — and stops at
+// options.time_budget_s (10 s unless set; checked between generations,
+// seeding included), at max_generations, or when the best plan is within
+// 0.1% of the lower bound. A run needs a finite budget or a generation
+// limit. Deterministic: one seeded generator
 // drives every random choice on the calling thread, and parallel evaluation
 // does not change fitness (Note [Deterministic evaluation]); runs that end
-// by convergence or max_generations give the same plan for every
+// at the lower bound or max_generations give the same plan for every
 // options.threads. A run cut by the time budget depends on how many
 // generations fitted in it.
 #ifndef AUTOPAR_SEARCH_TGA_H_
@@ -55,8 +60,9 @@ struct TgaOptions {
   /// Generations between migrations, and how many plans migrate.
   int migration_interval = 5;
   int migrants = 2;
-  /// Convergence: stop after this many generations without improvement.
-  int stall_generations = 100;
+  /// Generations without improvement after which the search diversifies
+  /// (tga.cc, step 6b).
+  int stall_generations = 60;
   /// Stop after this many generations; 0: no limit.
   int64_t max_generations = 0;
   /// Algorithms whose plans seed the exploit population; empty: every name
@@ -71,6 +77,8 @@ struct TgaResult {
   double step_us = 0;
   int64_t generations = 0;
   int64_t evaluations = 0;
+  /// Times a stall made the search diversify.
+  int64_t diversifications = 0;
   /// The seed algorithms that produced a plan, in the order tried, and the
   /// best of them with its simulated step time (feasible or not).
   std::vector<std::string> seeds;

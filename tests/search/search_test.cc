@@ -27,7 +27,7 @@ TEST(SearchTest, KnowsItsAlgorithms) {
   CostGraph g = BuildGraph(testing::RandomDag(30, 1));
   Cluster c = TestCluster(2, kGiB);
   for (const std::string& name : AlgorithmNames()) {
-    absl::StatusOr<Placement> p = Place(name, g, c, {});
+    absl::StatusOr<Placement> p = Place(name, g, c, {.max_iterations = 20});
     ASSERT_TRUE(p.ok()) << name << ": " << p.status();
     EXPECT_TRUE(costmodel::CheckPlacement(g, c, *p).ok()) << name;
   }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "costmodel/lower_bound.h"
 #include "costmodel/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -111,8 +112,12 @@ TEST(TgaTest, BestSoFarNeverWorsens) {
     std::vector<Progress> trace;
     SearchOptions options = Options(3);
     options.on_progress = [&](const Progress& p) { trace.push_back(p); };
-    RunOrDie(graph, cluster, options, ShortRun(40));
-    ASSERT_GE(trace.size(), 2u);
+    const TgaResult result = RunOrDie(graph, cluster, options, ShortRun(40));
+    ASSERT_FALSE(trace.empty());
+    // A search that starts at the lower bound has nothing left to do.
+    if (trace.size() == 1) {
+      EXPECT_LE(result.step_us, costmodel::ComputeLowerBound(graph, cluster).bound_us * (1 + 1e-3));
+    }
     EXPECT_EQ(trace.front().iteration, 0);
     for (size_t i = 1; i < trace.size(); ++i) {
       EXPECT_EQ(trace[i].iteration, trace[i - 1].iteration + 1);
@@ -164,7 +169,7 @@ TEST(TgaTest, FindsTheExhaustiveOptimumInMostSeeds) {
     ASSERT_LT(optimum_us, std::numeric_limits<double>::infinity());
     int found_here = 0;
     for (uint64_t seed = 1; seed <= 10; ++seed) {
-      const TgaResult result = RunOrDie(graph, cluster, Options(seed), TgaOptions{});
+      const TgaResult result = RunOrDie(graph, cluster, Options(seed), ShortRun(300));
       // TGA may also reorder; it must be at least as good as the best
       // assignment under the default order.
       if (result.step_us <= optimum_us * (1 + 1e-9)) ++found_here;
@@ -199,6 +204,42 @@ TEST(TgaTest, NeverWorseThanItsSgpSeed) {
       }
     }
   }
+}
+
+TEST(TgaTest, DiversifiesOnStallsAndStaysAtLeastAsGoodAsItsSeeds) {
+  const CostGraph graph = bench::MakeGraph(bench::GraphFamily::kLayeredDag, 400, 3);
+  const Cluster cluster = TestCluster(4, int64_t{1} << 50);
+  TgaOptions tga = ShortRun(60);
+  tga.stall_generations = 8;  // stalls come early: diversification runs
+  const TgaResult first = RunOrDie(graph, cluster, Options(9), tga);
+  EXPECT_GT(first.diversifications, 0);
+  EXPECT_EQ(first.generations, 60);  // a stall no longer ends the run
+  EXPECT_LE(first.step_us, first.best_seed_step_us);
+  // Reseeding is part of the seeded sequence: the same run again.
+  const TgaResult again = RunOrDie(graph, cluster, Options(9, 2), tga);
+  EXPECT_EQ(again.placement.device, first.placement.device);
+  EXPECT_EQ(again.diversifications, first.diversifications);
+}
+
+TEST(TgaTest, StopsAtTheLowerBound) {
+  // Four independent equal units on four devices: the seeds already reach
+  // the bound, so no generation runs however many are allowed.
+  GraphSpec spec;
+  spec.units.assign(4, {10, 0});
+  const CostGraph graph = BuildGraph(spec);
+  const TgaResult result = RunOrDie(graph, TestCluster(4, kGiB), Options(1), ShortRun(1000000));
+  EXPECT_EQ(result.generations, 0);
+  EXPECT_DOUBLE_EQ(result.step_us, 10);
+}
+
+TEST(TgaTest, AnEndlessRunIsAnInvalidArgument) {
+  const CostGraph graph = BuildGraph(RandomDag(20, 1));
+  SearchOptions options;
+  options.time_budget_s = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(RunTga(graph, TestCluster(2, kGiB), options, TgaOptions{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // A generation limit makes it finite, however large.
+  EXPECT_TRUE(RunTga(graph, TestCluster(2, kGiB), options, ShortRun(3)).ok());
 }
 
 TEST(TgaTest, HonoursMicrobatches) {

@@ -34,7 +34,7 @@ lower bound and their ratio. Nothing is written.
 
 --algo NAME picks the search: sgp (default), tga (genetic, anytime: runs up to
 --time-budget, default 10s, and shows its progress on a terminal), m-etf,
-m-sct, m-topo, heft, pipeline-dp, round-robin or single.
+m-sct, m-topo, heft, cpop, pipeline-dp, round-robin or single.
 
 --mode training plans a training step: forward + backward + the optimizer's
 update per unit, and per device the weights with their gradients and optimizer

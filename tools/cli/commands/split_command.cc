@@ -55,7 +55,7 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --placement FILE     use this placement instead of searching: a plan.json
                        (its node_to_device) or a JSON object node -> device
   --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
-                       m-topo, heft, pipeline-dp, round-robin, single
+                       m-topo, heft, cpop, pipeline-dp, round-robin, single
                        (see `onnx-autopar place --help`)
   --max-generations N  stop TGA after N generations; without --time-budget
                        there is then no time limit, so the plan is the same
