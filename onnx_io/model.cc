@@ -14,6 +14,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "ir/dtype.h"
+#include "onnx_io/sort_nodes.h"
 
 namespace autopar::onnx_io {
 namespace {
@@ -208,6 +209,9 @@ absl::StatusOr<Model> LoadModel(const fs::path& path, const LoadOptions& options
         absl::StrCat("'", shown, "' is not an ONNX model: ", s.message()));
   }
   if (absl::Status s = IndexExternalData(model); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("'", shown, "': ", s.message()));
+  }
+  if (absl::Status s = SortNodes(*model.proto.mutable_graph()); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("'", shown, "': ", s.message()));
   }
   return model;

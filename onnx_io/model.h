@@ -48,11 +48,14 @@ struct LoadOptions {
 /// Reads and parses an ONNX model file and indexes (but does not read) its
 /// external data. Fails with one clear message for a missing, empty,
 /// unparsable or truncated file, a protobuf that is not a model, and external
-/// data that is missing or out of range.
+/// data that is missing or out of range. Node lists that are not in
+/// topological order are sorted (onnx_io/sort_nodes.h); a cycle is an error
+/// naming its nodes.
 absl::StatusOr<Model> LoadModel(const std::filesystem::path& path, const LoadOptions& options = {});
 
 /// Builds a Model from a proto in memory (external locations resolve against
-/// `directory`).
+/// `directory`). The node order is kept as given: callers that want a sorted
+/// proto call SortNodes.
 absl::StatusOr<Model> ModelFromProto(onnx::ModelProto proto,
                                      const std::filesystem::path& directory = {});
 

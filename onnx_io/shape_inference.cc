@@ -47,6 +47,10 @@ const absl::flat_hash_set<std::string>& ChangedAfterLibrary() {
 //  - conv and pool inference divides by every stride: strides < 1 are refused;
 //  - DepthToSpace and SpaceToDepth divide by blocksize squared, which
 //    overflows int64 (to 0 at 2^32): blocksizes from 2^31 on are refused;
+//  - Shape's data propagation reads its input's type without checking that
+//    there is one: a Shape (or Size) that reads a value computed from the
+//    untyped outputs of a node the library cannot type (an opset-18 Split
+//    feeding Relu feeding Shape) is kept from the library;
 //  - STFT reads dims 0 and 1 of its signal whatever its rank: a main-graph
 //    STFT is kept from the library unless its signal is known to have rank
 //    >= 2 (OnnxMayInfer). One inside an If/Loop/Scan body is not guarded.
@@ -206,13 +210,35 @@ absl::StatusOr<onnx::ModelProto*> InferenceCopy(const Model& model, const ir::Gr
   for (const onnx::OperatorSetIdProto& opset : copy.opset_import()) {
     versions[opset.domain() == "ai.onnx" ? "" : opset.domain()] = static_cast<int>(opset.version());
   }
+  // Values the library may leave without any type (see Note [What ONNX
+  // 1.12's inference does not survive]): outputs of nodes it does not type
+  // whose dtype the IR does not know either, and what is computed from them.
+  absl::flat_hash_set<std::string_view> untyped;
+  auto dtype_unknown = [&graph](const std::string& name) {
+    std::optional<ir::ValueId> id = graph.FindValue(name);
+    return !id || graph.value(*id).dtype == ir::DType::kUndefined;
+  };
+  for (const onnx::ValueInfoProto& input : source.input()) {
+    if (dtype_unknown(input.name())) untyped.insert(input.name());
+  }
   for (const onnx::NodeProto& node : source.node()) {
     const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    const bool reads_untyped =
+        std::any_of(node.input().begin(), node.input().end(),
+                    [&untyped](const std::string& in) { return untyped.contains(in); });
     const bool skipped =
         (too_new && domain.empty() && ChangedAfterLibrary().contains(node.op_type())) ||
-        !OnnxMayInfer(node, graph);
-    if (skipped ||
-        onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) == nullptr) {
+        !OnnxMayInfer(node, graph) ||
+        (reads_untyped && (node.op_type() == "Shape" || node.op_type() == "Size"));
+    const bool typed_by_library =
+        !skipped &&
+        onnx::OpSchemaRegistry::Schema(node.op_type(), versions[domain], domain) != nullptr;
+    if (!typed_by_library || reads_untyped) {
+      for (const std::string& out : node.output()) {
+        if (!out.empty() && dtype_unknown(out)) untyped.insert(out);
+      }
+    }
+    if (!typed_by_library) {
       // The library will not type these outputs. Declare what the IR knows
       // (possibly nothing but "a tensor"): ONNX 1.12 crashes in data
       // propagation when a Shape node reads a value with no type at all.

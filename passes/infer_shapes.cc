@@ -101,40 +101,73 @@ absl::Status UnboundInputsError(const ir::Graph& graph) {
                                                  "; bind them with ", absl::StrJoin(fixes, " ")));
 }
 
-bool NeedsRule(const ir::Value& v) {
-  if (v.type_kind != ir::TypeKind::kTensor) return false;
-  if (!v.shape.IsStatic() || v.dtype == ir::DType::kUndefined) return true;
-  // Small integer tensors: their contents may resolve a later Reshape.
-  std::optional<int64_t> n = v.shape.NumElements();
-  return ir::IsIndexType(v.dtype) && !v.int_data && n && *n <= ir::kMaxKnownIntElements;
+// Step 1b: applies --input-value: the input's shape (when it has no static
+// one: a scalar for one value of an unranked or rank-0 input, else a vector)
+// and, for integer and bool inputs, its contents.
+absl::Status BindInputValues(const ShapeOptions& options, ir::Graph& graph) {
+  for (const auto& [name, values] : options.input_values) {
+    std::optional<ir::ValueId> id = graph.FindValue(name);
+    if (!id || graph.value(*id).kind != ir::ValueKind::kGraphInput) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-value names '", name, "', which is not an input of the model"));
+    }
+    ir::Value& v = graph.mutable_value(*id);
+    if (v.type_kind != ir::TypeKind::kTensor) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-value: input '", name, "' is not a tensor"));
+    }
+    const int64_t count = static_cast<int64_t>(values.size());
+    if (!v.shape.IsStatic()) {
+      if ((!v.shape.has_rank() || v.shape.rank() == 0) && count == 1) {
+        v.shape = ir::Shape(std::vector<int64_t>{});
+      } else if (!v.shape.has_rank() || v.shape.rank() == 1) {
+        v.shape = ir::Shape({count});
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--input-value: input '", name, "' has shape ", v.shape.ToString(),
+                         "; give its whole shape with --input-shape ", name, "=D0,D1,... as well"));
+      }
+    }
+    if (v.shape.NumElements() != count) {
+      return absl::InvalidArgumentError(absl::StrCat("--input-value gives ", count,
+                                                     " value(s) for '", name, "' of shape ",
+                                                     v.shape.ToString()));
+    }
+    const bool integral = v.dtype == ir::DType::kBool || ir::IsIndexType(v.dtype) ||
+                          v.dtype == ir::DType::kInt8 || v.dtype == ir::DType::kInt16 ||
+                          v.dtype == ir::DType::kUint8 || v.dtype == ir::DType::kUint16 ||
+                          v.dtype == ir::DType::kUint32 || v.dtype == ir::DType::kUint64;
+    if (!integral) continue;  // float contents reach the folder through FoldOptions
+    std::vector<int64_t> ints;
+    for (double x : values) {
+      if (x != static_cast<double>(static_cast<int64_t>(x))) {
+        return absl::InvalidArgumentError(absl::StrCat("--input-value: input '", name, "' is ",
+                                                       std::string(ir::DTypeName(v.dtype)), " but ",
+                                                       x, " is not an integer"));
+      }
+      ints.push_back(v.dtype == ir::DType::kBool ? x != 0 : static_cast<int64_t>(x));
+    }
+    v.int_data = std::move(ints);
+  }
+  return absl::OkStatus();
 }
 
-// Step 3: our own rules, in topological order, for what ONNX left open.
-void PropagateWithRules(ir::Graph& graph) {
-  for (const ir::Node& node : graph.nodes()) {
-    bool needed = false;
-    for (ir::ValueId out : node.outputs) {
-      if (out.valid() && NeedsRule(graph.value(out))) needed = true;
+// Step 1c (Note [Shape estimates]): dims without a name or value are 1.
+void EstimateUnnamedDims(ir::Graph& graph, std::vector<ShapeEstimate>& estimates) {
+  for (ir::ValueId id : graph.inputs()) {
+    ir::Value& v = graph.mutable_value(id);
+    if (v.type_kind != ir::TypeKind::kTensor || !v.shape.has_rank()) continue;
+    std::vector<std::string> which;
+    for (size_t i = 0; i < v.shape.rank(); ++i) {
+      ir::Dim& d = v.shape.mutable_dims()[i];
+      if (d.known() || !d.symbol.empty()) continue;
+      d.value = 1;
+      which.push_back(absl::StrCat(i));
     }
-    if (!needed) continue;
-    std::optional<std::vector<OutputType>> types = InferOutputTypes(graph, node);
-    if (!types) continue;
-    for (size_t i = 0; i < node.outputs.size() && i < types->size(); ++i) {
-      if (!node.outputs[i].valid()) continue;
-      ir::Value& v = graph.mutable_value(node.outputs[i]);
-      OutputType& t = (*types)[i];
-      if (v.dtype == ir::DType::kUndefined) v.dtype = t.dtype;
-      if (!v.shape.IsStatic() && t.shape.has_rank()) {
-        if (!v.shape.has_rank() || v.shape.rank() != t.shape.rank()) {
-          v.shape = t.shape;
-        } else {
-          for (size_t d = 0; d < v.shape.rank(); ++d) {
-            if (!v.shape.dim(d).known()) v.shape.mutable_dims()[d] = t.shape.dim(d);
-          }
-        }
-      }
-      if (!v.int_data && t.int_data) v.int_data = std::move(t.int_data);
-    }
+    if (which.empty()) continue;
+    estimates.push_back({EstimateKind::kUnnamedInputDim, v.name,
+                         absl::StrCat("dim ", absl::StrJoin(which, ", "), " = 1 (shape ",
+                                      v.shape.ToString(), "; --input-shape sets it)")});
   }
 }
 
@@ -169,28 +202,70 @@ std::vector<ir::ValueId> ValuesWithoutStaticShape(const ir::Graph& graph) {
   return result;
 }
 
+std::string_view EstimateKindName(EstimateKind kind) {
+  switch (kind) {
+    case EstimateKind::kUnnamedInputDim:
+      return "unnamed input dim";
+    case EstimateKind::kIfBranch:
+      return "If branch shape";
+    case EstimateKind::kLoopTrips:
+      return "loop trip count";
+    case EstimateKind::kDataDependentSize:
+      return "data-dependent size";
+  }
+  return "estimate";
+}
+
 absl::Status InferShapes(const onnx_io::Model& model, const ShapeOptions& options,
                          ir::Graph& graph) {
+  return InferShapesWithReport(model, options, graph).status();
+}
+
+absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
+                                                  const ShapeOptions& options, ir::Graph& graph) {
   // 1. Bind the inputs.
+  ShapeReport report;
   if (absl::Status s = BindInputs(options, graph); !s.ok()) return s;
+  if (absl::Status s = BindInputValues(options, graph); !s.ok()) return s;
+  if (options.estimate) EstimateUnnamedDims(graph, report.estimates);
   if (options.require_static) {
     if (absl::Status s = UnboundInputsError(graph); !s.ok()) return s;
   }
-  // 2. ONNX's inference with data propagation, then 3. our rules for the rest.
-  //    What the rules learn about operators ONNX cannot type (newer opsets,
-  //    other domains) lets ONNX continue past them, so repeat while it helps.
+  // 2. ONNX's inference with data propagation, 3. constant folding, then
+  //    4. our rules for the rest. What folding and the rules learn (contents
+  //    of shape tensors, types of operators ONNX cannot type) lets ONNX
+  //    continue past them, so repeat while it helps.
+  FoldOptions fold;
+  fold.input_values = options.input_values;
+  RuleOptions rules;
+  rules.estimate = options.estimate;
+  rules.loop_trips = options.loop_trips;
+  std::map<uint32_t, std::string> estimated;  // value → what was assumed
   size_t open_before = SIZE_MAX;
   for (int round = 0; round < kMaxInferenceRounds; ++round) {
     if (absl::Status s = onnx_io::InferShapesWithOnnx(model, graph); !s.ok()) return s;
-    PropagateWithRules(graph);
+    absl::StatusOr<FoldResult> folded = FoldConstants(model, fold, graph);
+    if (!folded.ok()) return folded.status();
+    report.folded_nodes = folded->folded_nodes;
+    for (RuleEstimate& e : PropagateRules(graph, rules)) {
+      estimated.try_emplace(e.value.index(), std::move(e.assumed));
+    }
     const size_t still_open = ValuesWithoutStaticShape(graph).size();
     if (still_open == 0 || still_open >= open_before) break;
     open_before = still_open;
   }
-  // 4. Report what is still open.
-  if (!options.require_static) return absl::OkStatus();
+  for (const auto& [index, assumed] : estimated) {
+    const ir::Value& v = graph.value(ir::ValueId(index));
+    const ir::Node& producer = graph.node(v.producer);
+    EstimateKind kind = EstimateKind::kDataDependentSize;
+    if (producer.kind == ir::OpKind::kIf) kind = EstimateKind::kIfBranch;
+    if (producer.kind == ir::OpKind::kLoop) kind = EstimateKind::kLoopTrips;
+    report.estimates.push_back({kind, v.name, assumed});
+  }
+  // 5. Report what is still open.
+  if (!options.require_static) return report;
   std::vector<ir::ValueId> open = ValuesWithoutStaticShape(graph);
-  if (open.empty()) return absl::OkStatus();
+  if (open.empty()) return report;
   // Each as "'name' from Op [dims]": the name quoted alone, since it may
   // hold spaces.
   std::vector<std::string> names;
@@ -203,7 +278,9 @@ absl::Status InferShapes(const onnx_io::Model& model, const ShapeOptions& option
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "cannot infer a static shape for ", open.size(), " value(s): ", JoinQuoted(names, origins),
-      " (data-dependent shapes, or operators without a shape rule)"));
+      options.estimate ? " (data-dependent shapes, or operators without a shape rule)"
+                       : " (data-dependent shapes, or operators without a shape rule; without "
+                         "--strict-shapes some may be estimated)"));
 }
 
 }  // namespace autopar::passes

@@ -138,7 +138,8 @@ Rule FindRule(K kind) {
     case K::kNonZero: case K::kNonMaxSuppression: case K::kCompress: case K::kUnique:
       return r::DataDependentRule;
 
-    case K::kLoop: return &r::LoopRule;
+    case K::kIf: return r::IfRule;
+    case K::kLoop: return r::LoopRule;
     default:
       return nullptr;
   }
@@ -157,17 +158,60 @@ void CheckContents(OutputType& t) {
   }
 }
 
+bool NeedsRule(const ir::Value& v) {
+  if (v.type_kind != ir::TypeKind::kTensor) return false;
+  if (!v.shape.IsStatic() || v.dtype == ir::DType::kUndefined) return true;
+  // Small integer tensors: their contents may resolve a later Reshape.
+  std::optional<int64_t> n = v.shape.NumElements();
+  return ir::IsIndexType(v.dtype) && !v.int_data && n && *n <= ir::kMaxKnownIntElements;
+}
+
 }  // namespace
 
 std::optional<std::vector<OutputType>> InferOutputTypes(const ir::Graph& graph,
-                                                        const ir::Node& node) {
+                                                        const ir::Node& node,
+                                                        const RuleOptions& options) {
   Rule rule = FindRule(node.kind);
   if (rule == nullptr) return std::nullopt;
-  std::vector<OutputType> types = rule(NodeView(graph, node));
+  std::vector<OutputType> types = rule(NodeView(graph, node, options));
   // One entry per output: the rule's, or unranked and untyped.
   types.resize(node.outputs.size(), shape_rules::Unranked(ir::DType::kUndefined));
-  for (OutputType& t : types) CheckContents(t);
+  for (OutputType& t : types) {
+    CheckContents(t);
+    if (!options.estimate && !t.estimate.empty()) t = shape_rules::Unranked(t.dtype);
+  }
   return types;
+}
+
+std::vector<RuleEstimate> PropagateRules(ir::Graph& graph, const RuleOptions& options) {
+  std::vector<RuleEstimate> estimates;
+  for (const ir::Node& node : graph.nodes()) {
+    bool needed = false;
+    for (ir::ValueId out : node.outputs) {
+      if (out.valid() && NeedsRule(graph.value(out))) needed = true;
+    }
+    if (!needed) continue;
+    std::optional<std::vector<OutputType>> types = InferOutputTypes(graph, node, options);
+    if (!types) continue;
+    for (size_t i = 0; i < node.outputs.size() && i < types->size(); ++i) {
+      if (!node.outputs[i].valid()) continue;
+      ir::Value& v = graph.mutable_value(node.outputs[i]);
+      OutputType& t = (*types)[i];
+      if (v.dtype == ir::DType::kUndefined) v.dtype = t.dtype;
+      if (!v.shape.IsStatic() && t.shape.has_rank()) {
+        if (!v.shape.has_rank() || v.shape.rank() != t.shape.rank()) {
+          v.shape = t.shape;
+        } else {
+          for (size_t d = 0; d < v.shape.rank(); ++d) {
+            if (!v.shape.dim(d).known()) v.shape.mutable_dims()[d] = t.shape.dim(d);
+          }
+        }
+        if (!t.estimate.empty()) estimates.push_back({node.outputs[i], t.estimate});
+      }
+      if (!v.int_data && t.int_data) v.int_data = std::move(t.int_data);
+    }
+  }
+  return estimates;
 }
 
 }  // namespace autopar::passes

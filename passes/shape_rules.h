@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -20,13 +21,36 @@ struct OutputType {
   /// Contents, for small integer results (Shape, Gather of a shape, Concat of
   /// shape pieces...), so that Reshape/Expand targets can be resolved.
   std::optional<std::vector<int64_t>> int_data;
+  /// Non-empty when the shape is an estimate (Note [Shape estimates] in
+  /// infer_shapes.h): what was assumed, e.g. "the larger branch (then)".
+  std::string estimate;
+};
+
+struct RuleOptions {
+  /// Allow estimated outputs; without it, what would be estimated stays
+  /// unknown.
+  bool estimate = true;
+  /// Trip count assumed for loops whose count is not a constant.
+  int64_t loop_trips = 10;
+};
+
+/// An estimate PropagateRules made and kept.
+struct RuleEstimate {
+  ir::ValueId value;
+  std::string assumed;
 };
 
 /// The types of `node`'s outputs computed from its inputs' types (and known
 /// integer contents) and attributes, one entry per output; nullopt when no
 /// rule covers the operator. Entries may still be partial when inputs are.
 std::optional<std::vector<OutputType>> InferOutputTypes(const ir::Graph& graph,
-                                                        const ir::Node& node);
+                                                        const ir::Node& node,
+                                                        const RuleOptions& options = {});
+
+/// Applies the rules to every node of `graph` in order, filling in the
+/// dtypes, dims and int_data of outputs that are not yet static. Returns the
+/// estimates it kept, one per value.
+std::vector<RuleEstimate> PropagateRules(ir::Graph& graph, const RuleOptions& options);
 
 }  // namespace autopar::passes
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "passes/shape_rules_internal.h"
 
 namespace autopar::passes::shape_rules {
@@ -354,39 +355,76 @@ Outputs Col2ImRule(const NodeView& node) {
   return {WithDims(dtype, std::move(dims))};
 }
 
+// NonZero, NonMaxSuppression, Compress, Unique: how many elements survive
+// depends on the data. The ranks and the certain dims are known; the count is
+// estimated by its upper bound (every element non-zero or kept, every box
+// selected, every element distinct) when the input's size is known — the
+// size a placement must plan memory for.
 Outputs DataDependentRule(const NodeView& node) {
-  // Sizes that depend on the data: ranks and the dims that are certain.
   const ir::Shape& in = node.shape(0);
   const ir::DType dtype = node.dtype(0);
   std::optional<int64_t> rank = Rank(in);
+  // The upper bound `bound` as a dim with its estimate note, or unknown.
+  const bool estimate = node.options().estimate;
+  auto bounded = [estimate](std::optional<int64_t> bound, OutputType t, size_t dim,
+                            const char* why) {
+    if (!estimate || !bound || !t.shape.has_rank() || dim >= t.shape.rank()) return t;
+    t.shape.mutable_dims()[dim] = KnownDim(bound);
+    t.estimate = absl::StrCat(*bound, " (the upper bound: ", why, ")");
+    return t;
+  };
   switch (node.kind()) {
     case K::kNonZero:
-      return {WithDims(ir::DType::kInt64, {KnownDim(rank), UnknownDim()})};
-    case K::kNonMaxSuppression:
-      return {WithDims(ir::DType::kInt64, {UnknownDim(), ir::Dim{3, ""}})};
+      return {bounded(in.NumElements(), WithDims(ir::DType::kInt64, {KnownDim(rank), UnknownDim()}),
+                      1, "every element non-zero")};
+    case K::kNonMaxSuppression: {
+      // boxes [B, N, 4], scores [B, C, N], max_output_boxes_per_class.
+      const ir::Shape& scores = node.shape(1);
+      std::optional<int64_t> per_class =
+          node.has_input(2) ? node.scalar(2) : std::optional<int64_t>(0);
+      std::optional<int64_t> bound;
+      if (scores.IsStatic() && scores.rank() == 3 && per_class && *per_class >= 0) {
+        const std::vector<int64_t> d = scores.Values();
+        const int64_t per = std::min(*per_class, d[2]);
+        bound = Product(std::vector<int64_t>{d[0], d[1], per});
+      }
+      return {bounded(bound, WithDims(ir::DType::kInt64, {UnknownDim(), ir::Dim{3, ""}}), 0,
+                      "every box selected")};
+    }
     case K::kCompress: {
-      if (!node.HasAttribute("axis")) return {WithDims(dtype, {UnknownDim()})};
+      if (!node.HasAttribute("axis")) {
+        return {
+            bounded(in.NumElements(), WithDims(dtype, {UnknownDim()}), 0, "every element kept")};
+      }
       std::optional<int64_t> axis = NormalizeAxis(node.GetInt("axis", 0), rank.value_or(-1));
       if (!axis) return {Unranked(dtype)};
       std::vector<ir::Dim> dims = in.dims();
+      const std::optional<int64_t> along = DimValue(dims[static_cast<size_t>(*axis)]);
       dims[static_cast<size_t>(*axis)] = UnknownDim();
-      return {WithDims(dtype, std::move(dims))};
+      return {bounded(along, WithDims(dtype, std::move(dims)), static_cast<size_t>(*axis),
+                      "every slice kept")};
     }
     case K::kUnique: {
       // Y, indices, inverse_indices, counts; inverse_indices has one entry
       // per element (or per slice along `axis`).
-      const OutputType unknown_count = WithDims(ir::DType::kInt64, {UnknownDim()});
       if (!node.HasAttribute("axis")) {
-        return {WithDims(dtype, {UnknownDim()}), unknown_count,
-                WithDims(ir::DType::kInt64, {KnownDim(in.NumElements())}), unknown_count};
+        const std::optional<int64_t> n = in.NumElements();
+        const char* why = "every element distinct";
+        const OutputType count = bounded(n, WithDims(ir::DType::kInt64, {UnknownDim()}), 0, why);
+        return {bounded(n, WithDims(dtype, {UnknownDim()}), 0, why), count,
+                WithDims(ir::DType::kInt64, {KnownDim(n)}), count};
       }
       std::optional<int64_t> axis = NormalizeAxis(node.GetInt("axis", 0), rank.value_or(-1));
+      const OutputType unknown_count = WithDims(ir::DType::kInt64, {UnknownDim()});
       if (!axis) return {Unranked(dtype), unknown_count, unknown_count, unknown_count};
       std::vector<ir::Dim> dims = in.dims();
       const ir::Dim along = dims[static_cast<size_t>(*axis)];
       dims[static_cast<size_t>(*axis)] = UnknownDim();
-      return {WithDims(dtype, std::move(dims)), unknown_count, WithDims(ir::DType::kInt64, {along}),
-              unknown_count};
+      const char* why = "every slice distinct";
+      const OutputType count = bounded(DimValue(along), unknown_count, 0, why);
+      return {bounded(DimValue(along), WithDims(dtype, std::move(dims)), static_cast<size_t>(*axis),
+                      why),
+              count, WithDims(ir::DType::kInt64, {along}), count};
     }
     default:
       return {Unranked(dtype)};

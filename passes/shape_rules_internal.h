@@ -37,9 +37,12 @@ inline constexpr int64_t kNewestOpset = 23;
 /// attributes. Absent optional inputs read as unranked and undefined.
 class NodeView {
  public:
-  NodeView(const ir::Graph& graph, const ir::Node& node) : graph_(graph), node_(node) {}
+  NodeView(const ir::Graph& graph, const ir::Node& node, const RuleOptions& options = {})
+      : graph_(graph), node_(node), options_(options) {}
 
   const ir::Node& node() const { return node_; }
+  const ir::Graph& graph() const { return graph_; }
+  const RuleOptions& options() const { return options_; }
   ir::OpKind kind() const { return node_.kind; }
   int64_t opset() const { return node_.opset > 0 ? node_.opset : kNewestOpset; }
   size_t num_inputs() const { return node_.inputs.size(); }
@@ -71,6 +74,7 @@ class NodeView {
 
   const ir::Graph& graph_;
   const ir::Node& node_;
+  const RuleOptions& options_;
   ir::Shape unranked_;
 };
 
@@ -225,6 +229,7 @@ Outputs Col2ImRule(const NodeView& node);
 Outputs DataDependentRule(const NodeView& node);
 
 // --- Rules: control flow (shape_rules_control_flow.cc) -------------------------
+Outputs IfRule(const NodeView& node);
 Outputs LoopRule(const NodeView& node);
 
 }  // namespace autopar::passes::shape_rules

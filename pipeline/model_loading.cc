@@ -27,10 +27,13 @@ absl::StatusOr<LoadedModel> LoadAndAnalyze(const std::string& path,
                         absl::StrCat("'", path, "': ", graph.status().message()));
   }
   phase("infer shapes");
-  if (absl::Status s = passes::InferShapes(*model, options, *graph); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("'", path, "': ", s.message()));
+  absl::StatusOr<passes::ShapeReport> shapes =
+      passes::InferShapesWithReport(*model, options, *graph);
+  if (!shapes.ok()) {
+    return absl::Status(shapes.status().code(),
+                        absl::StrCat("'", path, "': ", shapes.status().message()));
   }
-  return LoadedModel{*std::move(model), *std::move(graph)};
+  return LoadedModel{*std::move(model), *std::move(graph), std::move(shapes->estimates)};
 }
 
 }  // namespace autopar::pipeline

@@ -22,6 +22,9 @@ using PhaseCallback = std::function<void(std::string_view phase)>;
 struct LoadedModel {
   onnx_io::Model model;
   ir::Graph graph;
+  /// Shapes that were estimated rather than known (Note [Shape estimates] in
+  /// passes/infer_shapes.h).
+  std::vector<passes::ShapeEstimate> estimates;
 };
 
 /// Load → check → IR → shapes. `load` carries the loading progress callback.

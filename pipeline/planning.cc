@@ -13,8 +13,10 @@ absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
   if (request.cost_graph_path) return PrepareCostGraph(*request.cost_graph_path, request.cluster);
   absl::StatusOr<costmodel::Cluster> cluster = ResolveCluster(request.cluster, std::nullopt);
   if (!cluster.ok()) return cluster.status();
-  return PrepareModel(request.model_path, request.shapes, *std::move(cluster), {}, request.coarsen,
-                      request.step, request.load, request.on_phase);
+  // --loop-trips sizes loops' shapes and their costs alike.
+  const costmodel::CostOptions costs{.default_loop_trips = request.shapes.loop_trips};
+  return PrepareModel(request.model_path, request.shapes, *std::move(cluster), costs,
+                      request.coarsen, request.step, request.load, request.on_phase);
 }
 
 absl::StatusOr<PlanningProblem> PrepareModel(

@@ -11,6 +11,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx_io/import.h"
 #include "onnx_io/model.h"
+#include "onnx_io/text_format.h"
 
 namespace autopar::passes {
 namespace {
@@ -184,8 +185,10 @@ TEST(InferShapesTest, BoundSymbolicDimResolves) {
   EXPECT_EQ(ShapeOf(r.graph, "y"), "[3,4]");
 }
 
-TEST(InferShapesTest, UnnamedDimNamesTheInputAndInputShapeFlag) {
-  Inferred r = Infer(ReluModel({"?", "4"}));
+TEST(InferShapesTest, UnnamedDimNamesTheInputAndInputShapeFlagWithStrictShapes) {
+  ShapeOptions strict;
+  strict.estimate = false;
+  Inferred r = Infer(ReluModel({"?", "4"}), strict);
   ASSERT_FALSE(r.status.ok());
   EXPECT_THAT(r.status.message(), HasSubstr("'x'"));
   EXPECT_THAT(r.status.message(), HasSubstr("--input-shape x="));
@@ -204,6 +207,195 @@ TEST(InferShapesTest, UnknownDimsAreReportedWhenNotRequiredStatic) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(ShapeOf(r.graph, "y"), "[batch,4]");
   EXPECT_EQ(ValuesWithoutStaticShape(r.graph).size(), 1u);
+}
+
+TEST(InferShapesTest, UnnamedDimIsEstimatedAsOneAndReported) {
+  onnx::ModelProto proto = ReluModel({"?", "4"});
+  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(proto);
+  ASSERT_TRUE(model.ok());
+  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
+  ASSERT_TRUE(graph.ok());
+  absl::StatusOr<ShapeReport> report = InferShapesWithReport(*model, {}, *graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(ShapeOf(*graph, "y"), "[1,4]");
+  ASSERT_EQ(report->estimates.size(), 1u);
+  EXPECT_EQ(report->estimates[0].kind, EstimateKind::kUnnamedInputDim);
+  EXPECT_EQ(report->estimates[0].value, "x");
+  EXPECT_THAT(report->estimates[0].assumed, HasSubstr("dim 0 = 1"));
+}
+
+// Runs the text model through InferShapesWithReport.
+struct Reported {
+  absl::Status status;
+  ir::Graph graph;
+  ShapeReport report;
+};
+Reported InferText(const char* text, const ShapeOptions& options = {}) {
+  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(text);
+  if (!proto.ok()) return {proto.status(), {}, {}};
+  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*proto);
+  if (!model.ok()) return {model.status(), {}, {}};
+  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
+  if (!graph.ok()) return {graph.status(), {}, {}};
+  Reported r{absl::OkStatus(), *std::move(graph), {}};
+  absl::StatusOr<ShapeReport> report = InferShapesWithReport(*model, options, r.graph);
+  if (report.ok()) {
+    r.report = *std::move(report);
+  } else {
+    r.status = report.status();
+  }
+  return r;
+}
+
+TEST(InferShapesTest, FoldedMaskChainGivesExpandItsShape) {
+  // The shape tensor is a Where over a ConstantOfShape chain, as torch
+  // exports key-padding masks; ONNX's data propagation stops at Where.
+  Reported r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool[2,1,1,5] mask) => (bool[?,?,?,?] y) {
+      target = Constant <value = int64[4] {2, 4, 5, 5}> ()
+      n = Constant <value = int64[1] {4}> ()
+      ones = ConstantOfShape <value = int64[1] {1}> (n)
+      minus = Constant <value = int64 {-1}> ()
+      neg = Mul(ones, minus)
+      same = Equal(target, neg)
+      shape = Where(same, ones, target)
+      y = Expand(mask, shape)
+    }
+  )");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "y"), "[2,4,5,5]");
+  EXPECT_TRUE(r.report.estimates.empty());
+}
+
+constexpr char kIfOnRate[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (int64 rate, float[4] x) => (float[?] y) {
+    limit = Constant <value = int64 {16000}> ()
+    high = Greater(rate, limit)
+    y = If(high) <
+      then_branch = then_g () => (float[?] a) {
+        a = Concat <axis = 0> (x, x)
+      },
+      else_branch = else_g () => (float[?] b) {
+        b = Neg(x)
+      }
+    >
+  }
+)";
+
+TEST(InferShapesTest, IfOnABoundInputTakesItsBranchsShape) {
+  ShapeOptions options;
+  options.input_values["rate"] = {8000};
+  Reported low = InferText(kIfOnRate, options);
+  ASSERT_TRUE(low.status.ok()) << low.status;
+  EXPECT_EQ(ShapeOf(low.graph, "y"), "[4]");
+  EXPECT_TRUE(low.report.estimates.empty());
+
+  options.input_values["rate"] = {44100};
+  Reported high = InferText(kIfOnRate, options);
+  ASSERT_TRUE(high.status.ok()) << high.status;
+  EXPECT_EQ(ShapeOf(high.graph, "y"), "[8]");
+}
+
+TEST(InferShapesTest, IfOnDataTakesTheLargerBranchAsAnEstimateUnlessStrict) {
+  Reported r = InferText(kIfOnRate);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "y"), "[8]");
+  ASSERT_EQ(r.report.estimates.size(), 1u);
+  EXPECT_EQ(r.report.estimates[0].kind, EstimateKind::kIfBranch);
+  EXPECT_EQ(r.report.estimates[0].value, "y");
+  EXPECT_THAT(r.report.estimates[0].assumed, HasSubstr("then-branch shape [8]"));
+
+  ShapeOptions strict;
+  strict.estimate = false;
+  Reported refused = InferText(kIfOnRate, strict);
+  ASSERT_FALSE(refused.status.ok());
+  EXPECT_THAT(refused.status.message(), HasSubstr("'y' from If"));
+}
+
+TEST(InferShapesTest, InputValueMustMatchTheInputsShapeAndType) {
+  ShapeOptions options;
+  options.input_values["rate"] = {1, 2};
+  EXPECT_THAT(InferText(kIfOnRate, options).status.message(),
+              HasSubstr("--input-value gives 2 value(s) for 'rate' of shape []"));
+  options.input_values.clear();
+  options.input_values["rate"] = {0.5};
+  EXPECT_THAT(InferText(kIfOnRate, options).status.message(), HasSubstr("not an integer"));
+  options.input_values.clear();
+  options.input_values["nothere"] = {1};
+  EXPECT_THAT(InferText(kIfOnRate, options).status.message(),
+              HasSubstr("'nothere', which is not an input"));
+}
+
+constexpr char kScanLoop[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (int64 n, float[3] x) => (float[3] last, float[?,?] stacked) {
+    cond = Constant <value = bool {1}> ()
+    last, stacked = Loop(n, cond, x) <
+      body = body_g (int64 i, bool c, float[3] v) => (bool c_out, float[3] v_out, float[3] s) {
+        c_out = Identity(c)
+        v_out = Neg(v)
+        s = Abs(v)
+      }
+    >
+  }
+)";
+
+TEST(InferShapesTest, LoopScanOutputsStackTheTripCount) {
+  ShapeOptions options;
+  options.input_values["n"] = {6};
+  Reported counted = InferText(kScanLoop, options);
+  ASSERT_TRUE(counted.status.ok()) << counted.status;
+  EXPECT_EQ(ShapeOf(counted.graph, "stacked"), "[6,3]");
+  EXPECT_EQ(ShapeOf(counted.graph, "last"), "[3]");
+  EXPECT_TRUE(counted.report.estimates.empty());
+
+  options.input_values.clear();
+  options.loop_trips = 4;
+  Reported estimated = InferText(kScanLoop, options);
+  ASSERT_TRUE(estimated.status.ok()) << estimated.status;
+  EXPECT_EQ(ShapeOf(estimated.graph, "stacked"), "[4,3]");
+  ASSERT_EQ(estimated.report.estimates.size(), 1u);
+  EXPECT_EQ(estimated.report.estimates[0].kind, EstimateKind::kLoopTrips);
+  EXPECT_THAT(estimated.report.estimates[0].assumed, HasSubstr("4 trips"));
+}
+
+TEST(InferShapesTest, NonZeroCountIsEstimatedByItsUpperBound) {
+  Reported r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,8] scores) => (int64[?] picked) {
+      half = Constant <value = float {0.5}> ()
+      keep = Greater(scores, half)
+      idx = NonZero(keep)
+      picked = Flatten <axis = 0> (idx)
+    }
+  )");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "idx"), "[2,16]");
+  ASSERT_EQ(r.report.estimates.size(), 1u);
+  EXPECT_EQ(r.report.estimates[0].kind, EstimateKind::kDataDependentSize);
+  EXPECT_THAT(r.report.estimates[0].assumed, HasSubstr("16 (the upper bound"));
+}
+
+// ONNX 1.12's Shape data propagation dereferences its input's type: a Shape
+// of a Relu of an opset-18 Split (which the library cannot type) crashed it.
+TEST(InferShapesTest, ShapeOfWhatTheLibraryCannotTypeDoesNotCrashIt) {
+  Reported r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 18]>
+    g (float[2,8,32] x) => (int64[?] y) {
+      a, b = Split <axis = 2, num_outputs = 2> (x)
+      n = Relu(a)
+      s = Shape(n)
+      zero = Constant <value = int64[1] {0}> ()
+      y = Gather <axis = 0> (s, zero)
+    }
+  )");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "n"), "[2,8,16]");
+  const ir::Value& y = r.graph.value(*r.graph.FindValue("y"));
+  ASSERT_TRUE(y.int_data.has_value());
+  EXPECT_EQ(*y.int_data, std::vector<int64_t>{2});
 }
 
 }  // namespace

@@ -78,10 +78,10 @@ class RuleGraph {
                 "com.microsoft")[0];
   }
 
-  void Run() {
+  void Run(const RuleOptions& options = {}) {
     ASSERT_TRUE(graph_.Finalize().ok());
     for (const ir::Node& node : graph_.nodes()) {
-      std::optional<std::vector<OutputType>> types = InferOutputTypes(graph_, node);
+      std::optional<std::vector<OutputType>> types = InferOutputTypes(graph_, node, options);
       if (!types) continue;
       ASSERT_EQ(types->size(), node.outputs.size()) << node.name;
       for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -790,15 +790,25 @@ TEST(ShapeRulesTest, RecurrentLayers) {
   EXPECT_EQ(g.Shape(gru[1]), "[2,1,32]");
 }
 
-TEST(ShapeRulesTest, DataDependentOpsKeepWhatIsCertain) {
+TEST(ShapeRulesTest, DataDependentOpsKeepWhatIsCertainWhenNotEstimating) {
+  RuleGraph g;
+  ValueId nonzero = g.Op("NonZero", {g.Input({2, 3})});
+  ValueId compress =
+      g.Op("Compress", {g.Input({4, 5}), g.Input({5}, DType::kBool)}, {Int("axis", 1)});
+  g.Run({.estimate = false});
+  EXPECT_EQ(g.Shape(nonzero), "[2,?]");
+  EXPECT_EQ(g.Type(nonzero), DType::kInt64);
+  EXPECT_EQ(g.Shape(compress), "[4,?]");
+}
+
+TEST(ShapeRulesTest, DataDependentCountsAreEstimatedByTheirUpperBound) {
   RuleGraph g;
   ValueId nonzero = g.Op("NonZero", {g.Input({2, 3})});
   ValueId compress =
       g.Op("Compress", {g.Input({4, 5}), g.Input({5}, DType::kBool)}, {Int("axis", 1)});
   g.Run();
-  EXPECT_EQ(g.Shape(nonzero), "[2,?]");
-  EXPECT_EQ(g.Type(nonzero), DType::kInt64);
-  EXPECT_EQ(g.Shape(compress), "[4,?]");
+  EXPECT_EQ(g.Shape(nonzero), "[2,6]");  // every element non-zero
+  EXPECT_EQ(g.Shape(compress), "[4,5]");  // every column kept
 }
 
 TEST(ShapeRulesTest, ShapeGatherUnsqueezeConcatReshapeChainResolves) {

@@ -62,6 +62,16 @@ Json StageEntries(const passes::Deployment& deployment) {
   return stages;
 }
 
+Json EstimateEntries(absl::Span<const passes::ShapeEstimate> estimates) {
+  Json entries = Json::array();
+  for (const passes::ShapeEstimate& e : estimates) {
+    entries.push_back({{"kind", std::string(passes::EstimateKindName(e.kind))},
+                       {"value", e.value},
+                       {"assumed", e.assumed}});
+  }
+  return entries;
+}
+
 }  // namespace
 
 nlohmann::ordered_json PlanJson(const PlanRecord& r) {
@@ -109,7 +119,8 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
              : nlohmann::ordered_json()},
         {"comm_bytes", sim.comm_bytes},
         {"transfers", sim.transfers},
-        {"feasible", !sim.memory_overflow}}}};
+        {"feasible", !sim.memory_overflow}}},
+      {"estimates", EstimateEntries(r.estimates)}};
   // The key keeps its place in the documented order when it is written.
   if (r.search_time_ms) {
     plan["search_time_ms"] = *r.search_time_ms;

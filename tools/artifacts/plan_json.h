@@ -16,6 +16,7 @@
 #include "costmodel/training.h"
 #include "ir/graph.h"
 #include "nlohmann/json.hpp"
+#include "passes/infer_shapes.h"
 #include "passes/partition.h"
 
 namespace autopar::tools {
@@ -44,6 +45,9 @@ struct PlanRecord {
   const costmodel::SimulationResult* simulation = nullptr;
   double lower_bound_us = 0;
   double single_device_step_us = 0;
+  /// Shapes that were estimated, not known (`"estimates"`; empty list when
+  /// every shape is known).
+  absl::Span<const passes::ShapeEstimate> estimates;
 };
 
 nlohmann::ordered_json PlanJson(const PlanRecord& record);

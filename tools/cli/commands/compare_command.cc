@@ -22,6 +22,7 @@
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -34,6 +35,7 @@ constexpr char kUsage[] =
                             [--time-budget 10s] [--max-generations N] [--threads N] [--quiet]
                             [--mode inference|training] [--optimizer adam|sgd|momentum]
                             [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+                            [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
        onnx-autopar compare --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
 Runs several placement algorithms on the same model and cluster and compares
@@ -376,6 +378,7 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
+  if (problem->model) PrintEstimates(problem->model->estimates);
   const std::vector<std::string> algorithms =
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));
 

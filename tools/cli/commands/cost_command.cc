@@ -25,9 +25,10 @@ using costmodel::NodeCost;
 
 constexpr char kUsage[] =
     R"(usage: onnx-autopar cost MODEL.onnx [--device PRESET|FILE] [--format table|csv|json]
-                         [--top N] [--by-op] [--loop-trips N]
+                         [--top N] [--by-op]
                          [--mode inference|training] [--optimizer adam|sgd|momentum]
                          [--dim NAME=VALUE]... [--input-shape NAME=D0,D1,...]...
+                         [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
 
 Prints what every node costs — MACs (multiply-accumulates of conv, matmul,
 gemm, attention, RNN gates), FLOPs (2 per MAC plus all other arithmetic),
@@ -49,7 +50,11 @@ flags:
                     and the totals add gradients, optimizer state and the
                     activations kept for the backward pass
   --optimizer O     adam (default), sgd or momentum; with --mode training
-  --dim, --input-shape   bind symbolic input dims; every shape must be static
+  --dim, --input-shape   bind symbolic input dims and unnamed ones
+  --input-value NAME=V,...  an input's contents (a sample rate, a max length);
+                    an If on it is costed as its taken branch
+  --strict-shapes   fail instead of estimating a shape (unnamed input dims
+                    as 1, an If as its larger branch, loop trip counts)
 
 examples:
   onnx-autopar cost resnet50.onnx --device a100-80gb --top 10 --by-op
@@ -285,6 +290,7 @@ absl::StatusOr<ModelCost> CostModelFile(const std::string& path,
                                         const costmodel::StepOptions& step) {
   absl::StatusOr<pipeline::LoadedModel> loaded = pipeline::LoadAndAnalyze(path, shape_options);
   if (!loaded.ok()) return loaded.status();
+  PrintEstimates(loaded->estimates);
   ModelCost cost;
   cost.loaded = *std::move(loaded);
   cost.costs = costmodel::ComputeGraphCosts(cost.loaded.graph, cost_options);
@@ -365,6 +371,7 @@ absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const Par
       device, *devices, *memory, link.bandwidth_bytes_per_s, link.latency_us);
   absl::StatusOr<pipeline::LoadedModel> loaded = pipeline::LoadAndAnalyze(path, shapes);
   if (!loaded.ok()) return loaded.status();
+  PrintEstimates(loaded->estimates);
   absl::StatusOr<passes::AnnotatedGraph> annotated =
       passes::AnnotateCosts(loaded->graph, cluster, costs, step);
   if (!annotated.ok()) return annotated.status();
@@ -377,7 +384,6 @@ int RunCostCommand(const std::vector<std::string>& args) {
   specs.push_back({"format", true});
   specs.push_back({"top", true});
   specs.push_back({"by-op", false});
-  specs.push_back({"loop-trips", true});
   specs.push_back({"devices", true});
   specs.push_back({"memory-per-device", true});
   for (const FlagSpec& s : ModeFlagSpecs()) specs.push_back(s);
@@ -401,6 +407,7 @@ int RunCostCommand(const std::vector<std::string>& args) {
     top = *n;
   }
   costmodel::CostOptions cost_options;
+  // --loop-trips sizes the loops' shapes (ShapeOptions) and their costs.
   if (parsed->Has("loop-trips")) {
     absl::StatusOr<int64_t> n = PositiveFlag(*parsed, "loop-trips");
     if (!n.ok()) return UsageError(n.status().message(), kUsage);

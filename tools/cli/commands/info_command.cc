@@ -16,6 +16,7 @@ namespace {
 
 constexpr char kUsage[] = R"(usage: onnx-autopar info MODEL.onnx [--format text|json]
                          [--dim NAME=VALUE]... [--input-shape NAME=D0,D1,...]...
+                         [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
 
 Prints what the model contains: node count (nodes inside If/Loop/Scan bodies
 counted separately), operator histogram, opsets, parameters (initializers and
@@ -138,6 +139,7 @@ int RunInfoCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::LoadedModel> loaded =
       pipeline::LoadAndAnalyze(parsed->positional()[0], *options);
   if (!loaded.ok()) return ReportError(loaded.status());
+  PrintEstimates(loaded->estimates);
 
   nlohmann::ordered_json info = ModelInfoJson(loaded->graph);
   if (format == "json") {

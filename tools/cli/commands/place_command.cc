@@ -14,6 +14,7 @@
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -26,6 +27,7 @@ constexpr char kUsage[] =
                           [--optimizer adam|sgd|momentum]
                           [--format text|json] [--dot FILE]
                           [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+                          [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
        onnx-autopar place --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
 
 Searches a device placement and reports the simulated step: per-device load
@@ -160,6 +162,7 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
+  if (problem->model) PrintEstimates(problem->model->estimates);
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<pipeline::Plan> plan =
       pipeline::MakePlan(*problem, search->algorithm, search->options);

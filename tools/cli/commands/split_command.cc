@@ -20,6 +20,7 @@
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
+#include "tools/cli/shape_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -33,6 +34,7 @@ constexpr char kUsage[] =
                     [--placement FILE] [--stages] [--no-report] [--force] [--quiet]
                     [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+                    [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
 
 Splits the model across devices: searches a placement (SGP unless --algo says
 otherwise), rewrites the model into one ONNX model per device joined by
@@ -161,6 +163,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   for (const std::string& warning : result->warnings)
     std::fprintf(stderr, "onnx-autopar: warning: %s\n", warning.c_str());
   const pipeline::PlanningProblem& problem = result->problem;
+  if (problem.model) PrintEstimates(problem.model->estimates);
   const pipeline::Plan& plan = result->plan;
   absl::StatusOr<std::string> sha256 = Sha256OfFile(model_path);
   if (!sha256.ok()) return ReportError(sha256.status());
@@ -182,7 +185,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                           .deployment = &result->deployment,
                           .simulation = &plan.simulation,
                           .lower_bound_us = plan.lower_bound.bound_us,
-                          .single_device_step_us = plan.single_device_step_us};
+                          .single_device_step_us = plan.single_device_step_us,
+                          .estimates = problem.model->estimates};
   onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
   files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
   const bool report = !parsed->Has("no-report");
