@@ -265,9 +265,11 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
   size_t open_before = SIZE_MAX;
   for (int round = 0; round < kMaxInferenceRounds; ++round) {
     if (absl::Status s = onnx_io::InferShapesWithOnnx(model, graph); !s.ok()) return s;
-    absl::StatusOr<FoldResult> folded = FoldConstants(model, fold, graph);
-    if (!folded.ok()) return folded.status();
-    report.folded_nodes = folded->folded_nodes;
+    if (options.fold_constants) {
+      absl::StatusOr<FoldResult> folded = FoldConstants(model, fold, graph);
+      if (!folded.ok()) return folded.status();
+      report.folded_nodes = folded->folded_nodes;
+    }
     for (RuleEstimate& e : PropagateRules(graph, rules)) {
       estimated.try_emplace(e.value.index(), std::move(e.assumed));
     }
