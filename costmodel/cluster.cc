@@ -83,6 +83,28 @@ absl::Status ReadMatrix(const Json& json, const std::string& field, int n, bool 
   return absl::OkStatus();
 }
 
+// "execution": {"whole_stages": bool, "stage_run_us": µs, "cut_us": µs}, every
+// field optional.
+absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
+  if (!json.is_object()) return FieldError("execution", "must be an object");
+  ExecutionModel execution;
+  for (const auto& [key, value] : json.items()) {
+    const std::string field = absl::StrCat("execution.", key);
+    if (key == "whole_stages") {
+      if (!value.is_boolean()) return FieldError(field, "must be true or false");
+      execution.whole_stages = value.get<bool>();
+      continue;
+    }
+    if (key != "stage_run_us" && key != "cut_us") {
+      return FieldError(field, "is not a field (whole_stages, stage_run_us, cut_us)");
+    }
+    absl::StatusOr<double> us = NonNegativeNumber(value, field);
+    if (!us.ok()) return us.status();
+    (key == "cut_us" ? execution.cut_us : execution.stage_run_us) = *us;
+  }
+  return execution;
+}
+
 }  // namespace
 
 void Cluster::InitLinks(double bandwidth_bytes_per_s, double latency) {
@@ -240,6 +262,11 @@ absl::StatusOr<Cluster> ClusterFromJson(const Json& json) {
     if (!latency.ok()) return latency.status();
     cluster.InitLinks(*bandwidth, *latency);
   }
+  if (json.contains("execution")) {
+    absl::StatusOr<ExecutionModel> execution = ExecutionModelFromJson(json["execution"]);
+    if (!execution.ok()) return execution.status();
+    cluster.execution = *execution;
+  }
   if (absl::Status s = cluster.Validate(); !s.ok()) return s;
   return cluster;
 }
@@ -281,9 +308,15 @@ nlohmann::ordered_json ClusterToJson(const Cluster& cluster) {
     bandwidth.push_back(brow);
     latency.push_back(lrow);
   }
-  return {{"devices", devices},
-          {"bandwidth_matrix_bytes_per_s", bandwidth},
-          {"latency_matrix_us", latency}};
+  nlohmann::ordered_json json = {{"devices", devices},
+                                 {"bandwidth_matrix_bytes_per_s", bandwidth},
+                                 {"latency_matrix_us", latency}};
+  if (cluster.execution != ExecutionModel{}) {
+    json["execution"] = {{"whole_stages", cluster.execution.whole_stages},
+                         {"stage_run_us", cluster.execution.stage_run_us},
+                         {"cut_us", cluster.execution.cut_us}};
+  }
+  return json;
 }
 
 }  // namespace autopar::costmodel

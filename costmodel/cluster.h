@@ -5,6 +5,7 @@
 #define AUTOPAR_COSTMODEL_CLUSTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,51 @@ struct ClusterDevice {
   int64_t memory_bytes = 0;
 };
 
+/// How the devices run a plan, beyond its nodes and transfers
+/// (costmodel/simulator.h, Note [Stage execution]).
+struct ExecutionModel {
+  /// Each device runs whole stages, as tools/runner runs the stage models: a
+  /// stage starts when all its inputs for a micro-batch have arrived, runs
+  /// to its end, and only then hands its outputs on. Otherwise a device runs
+  /// node by node (device models joined by Send/Recv).
+  bool whole_stages = false;
+  /// Fixed cost of one stage run for one micro-batch (session launch, input
+  /// binding); only with whole_stages.
+  double stage_run_us = 0;
+  /// Extra cost of each tensor edge cut between stages, per micro-batch (the
+  /// runtime loses fusions and layout choices across a cut), charged to the
+  /// reading stage; only with whole_stages.
+  double cut_us = 0;
+
+  bool operator==(const ExecutionModel&) const = default;
+};
+
+/// For a cluster of worker threads on this host (`cpu:KxT`): what running
+/// the whole model on one device with all K × T threads would gain.
+struct HostThreads {
+  int devices = 1;
+  int threads_per_device = 1;
+  /// Measured speed-ups of the unsplit model over one thread: with T and with
+  /// K × T intra-op threads.
+  double speedup_per_device = 1;
+  double speedup_all_threads = 1;
+
+  /// The step of the unsplit model on one device with all K x T threads,
+  /// from the step of one device of the cluster (T threads).
+  double AllThreadsStepUs(double one_device_step_us) const {
+    return one_device_step_us * speedup_per_device / speedup_all_threads;
+  }
+};
+
 class Cluster {
  public:
   /// Distinct device models; a CostGraph has one compute time per kind.
   std::vector<DeviceSpec> kinds;
   std::vector<ClusterDevice> devices;
+  /// Node by node without overheads unless a preset or file says otherwise.
+  ExecutionModel execution;
+  /// Set for `cpu:KxT` clusters (costmodel/host_cpu.h).
+  std::optional<HostThreads> host;
 
   int num_devices() const { return static_cast<int>(devices.size()); }
   const ClusterDevice& device(int d) const { return devices[d]; }

@@ -82,6 +82,11 @@ class CostGraph {
   double compute_us(uint32_t u, int kind) const {
     return compute_us_[static_cast<size_t>(u) * num_device_kinds_ + kind];
   }
+  /// Replaces a unit's time on one kind: measured times replacing predicted
+  /// ones (costmodel/node_times.h), before the graph is searched.
+  void set_compute_us(uint32_t u, int kind, double us) {
+    compute_us_[static_cast<size_t>(u) * num_device_kinds_ + kind] = us;
+  }
   int64_t temp_bytes(uint32_t u) const { return temp_bytes_[u]; }
   int64_t flops(uint32_t u) const { return flops_[u]; }
   /// Parameter blocks the unit reads.

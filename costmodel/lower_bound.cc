@@ -23,13 +23,16 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
     finish[u] = start + fastest;
     bound.critical_path_us = std::max(bound.critical_path_us, finish[u]);
   }
-  bound.critical_path_us /= std::max(1, microbatches);
+  // With whole stages every micro-batch pays at least one stage run
+  // (Note [Stage execution] in costmodel/simulator.h).
+  const double stage_run_us = cluster.execution.whole_stages ? cluster.execution.stage_run_us : 0;
+  bound.critical_path_us += n > 0 ? stage_run_us : 0;
   double aggregate_rate = 0;  // units of "whole graphs per µs"
   for (const ClusterDevice& d : cluster.devices) {
-    double total = total_by_kind[d.kind];
+    double total = total_by_kind[d.kind] + (n > 0 ? stage_run_us : 0);
     if (total > 0) aggregate_rate += 1.0 / total;
   }
-  bound.balanced_work_us = aggregate_rate > 0 ? 1.0 / aggregate_rate : 0;
+  bound.balanced_work_us = aggregate_rate > 0 ? std::max(1, microbatches) / aggregate_rate : 0;
   bound.bound_us = std::max(bound.critical_path_us, bound.balanced_work_us);
   return bound;
 }

@@ -10,12 +10,15 @@ namespace autopar::costmodel {
 
 struct LowerBound {
   /// Longest path through the graph, each unit at its fastest kind's time,
-  /// transfers free; with M micro-batches, that of one micro-batch (1/M of
-  /// it: the simulator scales every unit's time by 1/M).
+  /// transfers free: one micro-batch can finish no sooner, and so neither can
+  /// the step (Note [Micro-batches] in costmodel/simulator.h). With whole
+  /// stages, plus one stage run (Note [Stage execution]).
   double critical_path_us = 0;
-  /// All work spread perfectly over all devices: 1 / Σ_d (1 / W_kind(d)) where
-  /// W_k is the total compute on kind k. Exact when the kinds' speed ratio is
-  /// the same for every unit; otherwise an approximation (documented).
+  /// All M micro-batches' work spread perfectly over all devices:
+  /// M / Σ_d (1 / W_kind(d)) where W_k is the total compute of one
+  /// micro-batch on kind k (with whole stages, plus one stage run). Exact when
+  /// the kinds' speed ratio is the same for every unit; otherwise an
+  /// approximation.
   double balanced_work_us = 0;
   /// max(critical_path_us, balanced_work_us).
   double bound_us = 0;

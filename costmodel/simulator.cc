@@ -11,6 +11,7 @@ namespace {
 constexpr uint32_t kLocal = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kUnitFinished = 0;
 constexpr uint32_t kCopyArrived = 1;
+constexpr uint32_t kStageCostsPaid = 2;
 // A graph output's reference that is never released.
 constexpr int32_t kKeepAlive = 1;
 
@@ -50,6 +51,8 @@ Simulator::Simulator(const CostGraph& graph, const Cluster& cluster)
   }
   default_priority_.resize(n);
   for (uint32_t u = 0; u < n; ++u) default_priority_[u] = -bottom[u];
+  is_constant_.resize(n);
+  for (uint32_t u = 0; u < n; ++u) is_constant_[u] = graph.op(u) == "Constant";
 }
 
 void Simulator::PushEvent(double time, uint32_t kind, uint32_t id) {
@@ -75,19 +78,29 @@ void Simulator::MakeReady(uint32_t instance) {
 }
 
 void Simulator::StartUnits(int device, double now) {
+  if (device_busy_[device]) return;
+  if (whole_stages_ && running_stage_[device] < 0) {
+    std::vector<Ready>& stages = stage_ready_[device];
+    if (stages.empty()) return;
+    std::pop_heap(stages.begin(), stages.end(), ReadyLater());
+    const uint32_t stage_instance = stages.back().instance;
+    stages.pop_back();
+    BeginStage(stage_instance, now);
+    return;
+  }
   std::vector<Ready>& heap = ready_[device];
-  if (device_busy_[device] || heap.empty()) return;
+  if (heap.empty()) return;
   std::pop_heap(heap.begin(), heap.end(), ReadyLater());
   const Ready next = heap.back();
   heap.pop_back();
   const uint32_t u = next.instance % graph_.num_units();
-  const double duration = graph_.compute_us(u, cluster_.device(device).kind) * scale_;
+  const double duration = graph_.compute_us(u, cluster_.device(device).kind);
   device_busy_[device] = 1;
   // Outputs per tensor, so that each is released exactly as allocated.
   for (uint32_t t : graph_.outputs(u)) {
-    Allocate(device, static_cast<int64_t>(graph_.tensor_bytes(t) * scale_));
+    Allocate(device, static_cast<int64_t>(graph_.tensor_bytes(t)));
   }
-  Allocate(device, static_cast<int64_t>(graph_.temp_bytes(u) * scale_));
+  Allocate(device, static_cast<int64_t>(graph_.temp_bytes(u)));
   result_.devices[device].busy_us += duration;
   if (options_.record_timeline) {
     result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kCompute, u, 0, device, device,
@@ -104,7 +117,7 @@ void Simulator::ReleaseInputs(uint32_t instance) {
   const uint32_t num_tensors = graph_.num_tensors();
   const auto num_copies = static_cast<uint32_t>(copy_device_.size());
   for (uint32_t e : graph_.in_edges(u)) {
-    const auto bytes = static_cast<int64_t>(graph_.edge_bytes(e) * scale_);
+    const auto bytes = static_cast<int64_t>(graph_.edge_bytes(e));
     if (edge_copy_[e] == kLocal) {
       if (--local_refs_[m * num_tensors + graph_.edge_tensor(e)] == 0) Release(device, bytes);
     } else if (--copy_refs_[m * num_copies + edge_copy_[e]] == 0) {
@@ -119,35 +132,105 @@ void Simulator::FinishUnit(uint32_t instance, double now) {
   const uint32_t m = instance / n;
   const int device = placement_->device[u];
   const uint32_t num_tensors = graph_.num_tensors();
-  const auto num_copies = static_cast<uint32_t>(copy_device_.size());
   device_busy_[device] = 0;
-  Release(device, static_cast<int64_t>(graph_.temp_bytes(u) * scale_));
+  Release(device, graph_.temp_bytes(u));
   ReleaseInputs(instance);
 
   for (uint32_t t : graph_.outputs(u)) {
-    const auto bytes = static_cast<int64_t>(graph_.tensor_bytes(t) * scale_);
-    if (local_refs_[m * num_tensors + t] == 0) Release(device, bytes);
+    if (local_refs_[m * num_tensors + t] == 0) Release(device, graph_.tensor_bytes(t));
     for (uint32_t e : graph_.tensor_uses(t)) {
       if (edge_copy_[e] != kLocal) continue;
+      // With whole stages, readers in later stages wait for this stage's end.
+      if (whole_stages_ && stage_of_[graph_.edge_dst(e)] != stage_of_[u]) continue;
       uint32_t reader = m * n + graph_.edge_dst(e);
       if (--pending_[reader] == 0) MakeReady(reader);
     }
-    for (uint32_t k = copy_offsets_[t]; k < copy_offsets_[t + 1]; ++k) {
-      const int dst = copy_device_[k];
-      Allocate(dst, bytes);  // the receive buffer
-      double& link_free = link_free_us_[static_cast<size_t>(device) * cluster_.num_devices() + dst];
-      const double start = std::max(now, link_free);
-      const double end = start + cluster_.TransferUs(device, dst, bytes);
-      link_free = end;
-      result_.link_bytes[static_cast<size_t>(device) * cluster_.num_devices() + dst] += bytes;
-      result_.comm_bytes += bytes;
-      ++result_.transfers;
-      if (options_.record_timeline) {
-        result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kTransfer, u, t, device, dst,
-                                                 static_cast<int32_t>(m), start, end});
-      }
-      PushEvent(end, kCopyArrived, m * num_copies + k);
+    if (!whole_stages_) SendCopies(m, t, now);
+  }
+  if (whole_stages_) {
+    const uint32_t stage_instance = m * num_stages_ + stage_of_[u];
+    if (--stage_units_left_[stage_instance] == 0) FinishStage(stage_instance, now);
+  }
+}
+
+void Simulator::SendCopies(uint32_t m, uint32_t t, double now) {
+  const auto num_copies = static_cast<uint32_t>(copy_device_.size());
+  const uint32_t u = graph_.tensor_producer(t);
+  const int device = placement_->device[u];
+  const int64_t bytes = graph_.tensor_bytes(t);
+  for (uint32_t k = copy_offsets_[t]; k < copy_offsets_[t + 1]; ++k) {
+    const int dst = copy_device_[k];
+    Allocate(dst, bytes);  // the receive buffer
+    double& link_free = link_free_us_[static_cast<size_t>(device) * cluster_.num_devices() + dst];
+    const double start = std::max(now, link_free);
+    const double end = start + cluster_.TransferUs(device, dst, bytes);
+    link_free = end;
+    result_.link_bytes[static_cast<size_t>(device) * cluster_.num_devices() + dst] += bytes;
+    result_.comm_bytes += bytes;
+    ++result_.transfers;
+    if (options_.record_timeline) {
+      result_.timeline.push_back(TimelineEntry{TimelineEntry::Kind::kTransfer, u, t, device, dst,
+                                               static_cast<int32_t>(m), start, end});
     }
+    PushEvent(end, kCopyArrived, m * num_copies + k);
+  }
+}
+
+void Simulator::MakeStageReady(uint32_t stage_instance) {
+  const uint32_t s = stage_instance % num_stages_;
+  const auto m = static_cast<int32_t>(stage_instance / num_stages_);
+  std::vector<Ready>& heap = stage_ready_[stage_device_[s]];
+  heap.push_back(Ready{m, static_cast<double>(s), stage_instance});
+  std::push_heap(heap.begin(), heap.end(), ReadyLater());
+}
+
+void Simulator::BeginStage(uint32_t stage_instance, double now) {
+  const uint32_t s = stage_instance % num_stages_;
+  const int device = stage_device_[s];
+  const ExecutionModel& execution = cluster_.execution;
+  const double fixed_us = execution.stage_run_us + execution.cut_us * stage_inputs_[s];
+  running_stage_[device] = stage_instance;
+  device_busy_[device] = 1;
+  result_.devices[device].busy_us += fixed_us;
+  PushEvent(now + fixed_us, kStageCostsPaid, stage_instance);
+}
+
+void Simulator::RunStageUnits(uint32_t stage_instance, double now) {
+  const uint32_t n = graph_.num_units();
+  const uint32_t s = stage_instance % num_stages_;
+  const uint32_t m = stage_instance / num_stages_;
+  const int device = stage_device_[s];
+  device_busy_[device] = 0;
+  for (uint32_t k = stage_unit_offsets_[s]; k < stage_unit_offsets_[s + 1]; ++k) {
+    const uint32_t instance = m * n + stage_units_[k];
+    if (pending_[instance] == 0) MakeReady(instance);
+  }
+  StartUnits(device, now);
+}
+
+void Simulator::FinishStage(uint32_t stage_instance, double now) {
+  const uint32_t s = stage_instance % num_stages_;
+  const uint32_t m = stage_instance / num_stages_;
+  const int device = stage_device_[s];
+  running_stage_[device] = -1;
+  for (uint32_t k = stage_unit_offsets_[s]; k < stage_unit_offsets_[s + 1]; ++k) {
+    for (uint32_t t : graph_.outputs(stage_units_[k])) {
+      DeliverToStages(m, t, device);
+      SendCopies(m, t, now);
+    }
+  }
+}
+
+void Simulator::DeliverToStages(uint32_t m, uint32_t t, int device) {
+  const uint32_t producer_stage = stage_of_[graph_.tensor_producer(t)];
+  ++mark_epoch_;
+  for (uint32_t e : graph_.tensor_uses(t)) {
+    const uint32_t reader = graph_.edge_dst(e);
+    if (placement_->device[reader] != device) continue;
+    const uint32_t s = stage_of_[reader];
+    if (s == producer_stage || stage_mark_[s] == mark_epoch_) continue;
+    stage_mark_[s] = mark_epoch_;
+    if (--stage_pending_[m * num_stages_ + s] == 0) MakeStageReady(m * num_stages_ + s);
   }
 }
 
@@ -160,7 +243,11 @@ void Simulator::ArriveCopy(uint32_t copy_instance, double /*now*/) {
   const int dst = copy_device_[k];
   // The send has left: the source copy may go.
   if (--local_refs_[m * graph_.num_tensors() + t] == 0) {
-    Release(src, static_cast<int64_t>(graph_.tensor_bytes(t) * scale_));
+    Release(src, static_cast<int64_t>(graph_.tensor_bytes(t)));
+  }
+  if (whole_stages_) {
+    DeliverToStages(m, t, dst);
+    return;
   }
   const uint32_t n = graph_.num_units();
   for (uint32_t e : graph_.tensor_uses(t)) {
@@ -177,7 +264,6 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
   const int num_devices = cluster_.num_devices();
   placement_ = &placement;
   microbatches_ = std::max(1, microbatches);
-  scale_ = 1.0 / microbatches_;
   const auto mb = static_cast<uint32_t>(microbatches_);
 
   // 1. Remote copies: for each tensor, one per distinct reading device other
@@ -226,6 +312,11 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
     for (uint32_t m = 0; m < mb; ++m) pending_[m * n + u] = inputs;
   }
 
+  whole_stages_ = cluster_.execution.whole_stages;
+  stage_of_.clear();
+  num_stages_ = 0;
+  if (whole_stages_) PrepareStages();
+
   // 3. Result and scratch.
   result_.step_time_us = 0;
   result_.devices.assign(num_devices, DeviceUsage{});
@@ -257,13 +348,93 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
   }
 }
 
+// Note [Stage execution]: levels, stages in (level, device) order, each
+// stage's units and the tensors it reads from other stages; a unit waits only
+// for its own stage's producers.
+void Simulator::PrepareStages() {
+  const uint32_t n = graph_.num_units();
+  const int num_devices = cluster_.num_devices();
+  const auto mb = static_cast<uint32_t>(microbatches_);
+  const std::vector<int32_t>& device = placement_->device;
+  // 1. Levels, in one sweep over the topological order.
+  unit_level_.assign(n, 0);
+  int32_t max_level = 0;
+  for (uint32_t u = 0; u < n; ++u) {
+    for (uint32_t e : graph_.in_edges(u)) {
+      const uint32_t src = graph_.edge_src(e);
+      const int hop = device[src] != device[u] && !is_constant_[src] ? 1 : 0;
+      unit_level_[u] = std::max(unit_level_[u], unit_level_[src] + hop);
+    }
+    max_level = std::max(max_level, unit_level_[u]);
+  }
+  // 2. Stages: the (level, device) pairs in use, numbered in that order.
+  stage_of_key_.assign(static_cast<size_t>(max_level + 1) * num_devices, kNoStage);
+  for (uint32_t u = 0; u < n; ++u) {
+    stage_of_key_[static_cast<size_t>(unit_level_[u]) * num_devices + device[u]] = 0;
+  }
+  stage_device_.clear();
+  for (size_t key = 0; key < stage_of_key_.size(); ++key) {
+    if (stage_of_key_[key] == kNoStage) continue;
+    stage_of_key_[key] = num_stages_++;
+    stage_device_.push_back(static_cast<int32_t>(key % num_devices));
+  }
+  stage_of_.resize(n);
+  stage_unit_offsets_.assign(num_stages_ + 1, 0);
+  for (uint32_t u = 0; u < n; ++u) {
+    stage_of_[u] = stage_of_key_[static_cast<size_t>(unit_level_[u]) * num_devices + device[u]];
+    ++stage_unit_offsets_[stage_of_[u] + 1];
+  }
+  for (uint32_t s = 0; s < num_stages_; ++s) stage_unit_offsets_[s + 1] += stage_unit_offsets_[s];
+  stage_units_.resize(n);
+  scratch_offsets_.assign(stage_unit_offsets_.begin(), stage_unit_offsets_.end() - 1);
+  for (uint32_t u = 0; u < n; ++u) stage_units_[scratch_offsets_[stage_of_[u]]++] = u;
+  // 3. Inputs: a unit waits for its stage's producers, a stage for each
+  //    tensor it reads from another stage (once, however many readers).
+  stage_inputs_.assign(num_stages_, 0);
+  stage_mark_.assign(num_stages_, 0);
+  mark_epoch_ = 0;
+  for (uint32_t u = 0; u < n; ++u) {
+    uint32_t internal = 0;
+    for (uint32_t e : graph_.in_edges(u)) internal += stage_of_[graph_.edge_src(e)] == stage_of_[u];
+    for (uint32_t m = 0; m < mb; ++m) pending_[m * n + u] = internal;
+  }
+  for (uint32_t t = 0; t < graph_.num_tensors(); ++t) {
+    const uint32_t producer_stage = stage_of_[graph_.tensor_producer(t)];
+    ++mark_epoch_;
+    for (uint32_t e : graph_.tensor_uses(t)) {
+      const uint32_t s = stage_of_[graph_.edge_dst(e)];
+      if (s == producer_stage || stage_mark_[s] == mark_epoch_) continue;
+      stage_mark_[s] = mark_epoch_;
+      ++stage_inputs_[s];
+    }
+  }
+  stage_pending_.resize(static_cast<size_t>(num_stages_) * mb);
+  stage_units_left_.resize(static_cast<size_t>(num_stages_) * mb);
+  for (uint32_t m = 0; m < mb; ++m) {
+    for (uint32_t s = 0; s < num_stages_; ++s) {
+      stage_pending_[m * num_stages_ + s] = stage_inputs_[s];
+      stage_units_left_[m * num_stages_ + s] = stage_unit_offsets_[s + 1] - stage_unit_offsets_[s];
+    }
+  }
+  stage_ready_.resize(num_devices);
+  for (std::vector<Ready>& heap : stage_ready_) heap.clear();
+  running_stage_.assign(num_devices, -1);
+}
+
 const SimulationResult& Simulator::Run(const Placement& placement,
                                        const SimulationOptions& options) {
   options_ = options;
   Prepare(placement, options.microbatches);
-  const uint32_t instances = graph_.num_units() * static_cast<uint32_t>(microbatches_);
-  for (uint32_t i = 0; i < instances; ++i) {
-    if (pending_[i] == 0) MakeReady(i);
+  if (whole_stages_) {
+    const uint32_t stage_instances = num_stages_ * static_cast<uint32_t>(microbatches_);
+    for (uint32_t i = 0; i < stage_instances; ++i) {
+      if (stage_pending_[i] == 0) MakeStageReady(i);
+    }
+  } else {
+    const uint32_t instances = graph_.num_units() * static_cast<uint32_t>(microbatches_);
+    for (uint32_t i = 0; i < instances; ++i) {
+      if (pending_[i] == 0) MakeReady(i);
+    }
   }
   for (int d = 0; d < cluster_.num_devices(); ++d) StartUnits(d, 0);
 
@@ -278,9 +449,11 @@ const SimulationResult& Simulator::Run(const Placement& placement,
       StartUnits(placement.device[event.id % graph_.num_units()], now);
       // Local readers may have become ready on the same device only; remote
       // readers become ready when their copy arrives.
-    } else {
+    } else if (event.kind == kCopyArrived) {
       ArriveCopy(event.id, now);
       StartUnits(copy_device_[event.id % copy_device_.size()], now);
+    } else {
+      RunStageUnits(event.id, now);
     }
   }
   result_.step_time_us = now;

@@ -8,9 +8,7 @@
 //    served; compute and transfers overlap;
 //  - a unit's output tensor crosses to each other device that reads it once;
 //  - a unit starts when all its input tensors are present on its device.
-// With M micro-batches every unit runs M times on 1/M of the data (compute,
-// tensor sizes and activations scale by 1/M; weights do not), micro-batch m
-// before m+1 in priority, which yields the usual pipeline fill and drain.
+// With M micro-batches every unit runs M times (Note [Micro-batches]).
 //
 // Memory per device = the distinct parameter blocks of its units (a weight
 // read on two devices is counted on both) + the peak of live activations:
@@ -19,6 +17,30 @@
 // its last send has left; a received copy lives from the start of its
 // transfer until its last reader on that device has finished. Graph outputs
 // stay until the end.
+//
+// Note [Micro-batches]: the model as given is ONE micro-batch (PiPPy's
+// convention: export the model at the micro-batch size), and a step runs M of
+// them through the placement. Every cost is the cost of the shapes in the
+// file; nothing is scaled by 1/M. Each micro-batch has its own activations
+// (allocated and freed as above, so the memory counts the micro-batches in
+// flight); weights are shared. A device that is free starts, among its ready
+// units, the one with the smallest micro-batch index, then the best priority:
+// micro-batch m before m + 1, which for forward-only inference is the GPipe /
+// 1F1B fill order, and which the runner (tools/runner) follows too. The step
+// runs from the first start of micro-batch 0 to the last end of micro-batch
+// M - 1, so one device running everything takes M times its one-batch time.
+//
+// Note [Stage execution]: with Cluster::execution.whole_stages (the runner's
+// way: `cpu:KxT` clusters) a device runs stages, not units. A unit's stage is
+// (level, device), level being the greatest number of cross-device hops on a
+// path to it (a Constant's output is copied, not sent: no hop), numbered in
+// (level, device) order — the stages passes/partition.h writes. A stage for
+// micro-batch m becomes ready when every tensor it reads from another stage
+// has arrived for m; a free device starts the ready stage with the smallest
+// (micro-batch, stage index); it is busy for stage_run_us + cut_us per tensor
+// it reads from another stage, then runs the stage's units one after another,
+// and only when the last has ended are its outputs sent on (or handed to the
+// device's later stages). Memory is counted unit by unit as above.
 //
 // Run() allocates only on its first calls; afterwards it reuses its buffers
 // (TGA calls it thousands of times). Cost: O((V + E·D) log V) per run.
@@ -103,11 +125,17 @@ class Simulator {
   /// through fastest-kind compute times), so critical units go first.
   const std::vector<double>& default_priority() const { return default_priority_; }
 
+  /// After a run with whole stages (Note [Stage execution]): each unit's
+  /// stage, and how many stages there are; empty otherwise.
+  const std::vector<uint32_t>& stage_of_unit() const { return stage_of_; }
+  uint32_t num_stages() const { return num_stages_; }
+
  private:
   struct Event {
     double time;
     uint64_t seq;   // ties broken by creation order: deterministic
-    uint32_t kind;  // 0 = unit instance finished, 1 = copy instance arrived
+    uint32_t kind;  // 0 = unit instance finished, 1 = copy instance arrived,
+                    // 2 = a stage instance's fixed costs are paid
     uint32_t id;
   };
   struct EventLater {
@@ -137,6 +165,16 @@ class Simulator {
   void Allocate(int device, int64_t bytes);
   void Release(int device, int64_t bytes) { live_[device] -= bytes; }
   void ReleaseInputs(uint32_t instance);
+  // Whole stages (Note [Stage execution]).
+  void PrepareStages();
+  void MakeStageReady(uint32_t stage_instance);
+  void SendCopies(uint32_t m, uint32_t t, double now);
+  void BeginStage(uint32_t stage_instance, double now);
+  void RunStageUnits(uint32_t stage_instance, double now);
+  void FinishStage(uint32_t stage_instance, double now);
+  // One input of every stage reading tensor t (micro-batch m) on `device` other
+  // than the producer's stage has arrived.
+  void DeliverToStages(uint32_t m, uint32_t t, int device);
 
   const CostGraph& graph_;
   const Cluster& cluster_;
@@ -145,7 +183,6 @@ class Simulator {
   // Per-run state, reused across runs (see the class comment).
   const Placement* placement_ = nullptr;
   int microbatches_ = 1;
-  double scale_ = 1;  // 1 / microbatches
   SimulationOptions options_;
   SimulationResult result_;
   std::vector<Event> events_;
@@ -165,6 +202,26 @@ class Simulator {
   std::vector<uint64_t> param_devices_;  // per parameter: bit d = read on device d
   std::vector<int32_t> copy_of_device_;  // scratch while building copies
   std::vector<double> link_free_us_;     // per directed link: when it is next free
+
+  // Whole stages (Note [Stage execution]); unused otherwise.
+  bool whole_stages_ = false;
+  uint32_t num_stages_ = 0;
+  std::vector<uint32_t> stage_of_;            // per unit
+  std::vector<int32_t> unit_level_;           // per unit
+  std::vector<int32_t> stage_device_;         // per stage
+  std::vector<uint32_t> stage_unit_offsets_;  // CSR over stages: their units, ascending
+  std::vector<uint32_t> stage_units_;
+  std::vector<uint32_t> stage_inputs_;           // per stage: tensors it reads from other stages
+  std::vector<uint32_t> stage_pending_;          // per stage instance: inputs not yet present
+  std::vector<uint32_t> stage_units_left_;       // per stage instance
+  std::vector<std::vector<Ready>> stage_ready_;  // per device heap of stage instances
+  std::vector<int64_t> running_stage_;           // per device: stage instance, or -1
+  std::vector<uint32_t> stage_mark_;             // scratch: dedupes reader stages
+  uint32_t mark_epoch_ = 0;
+  std::vector<uint32_t> stage_of_key_;     // scratch: (level, device) -> stage
+  std::vector<uint32_t> scratch_offsets_;  // scratch: filling stage_units_
+  std::vector<uint8_t> is_constant_;       // per unit: a Constant (copied, never sent)
+  static constexpr uint32_t kNoStage = 0xffffffffu;
 };
 
 }  // namespace autopar::costmodel

@@ -8,12 +8,31 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "costmodel/host_cpu.h"
 
 namespace autopar::pipeline {
 namespace {
 
-// A preset name, or a file when one exists at that path.
-absl::StatusOr<costmodel::Cluster> ReadCluster(const std::string& value) {
+// A preset name, a host cluster cpu:KxT (rule 5), or a file when one exists
+// at that path.
+absl::StatusOr<costmodel::Cluster> ReadCluster(const std::string& value,
+                                               const std::optional<std::string>& calibration) {
+  absl::StatusOr<std::optional<std::pair<int, int>>> host =
+      costmodel::ParseHostCpuClusterName(value);
+  if (!host.ok()) return host.status();
+  if (*host) {
+    costmodel::HostCalibration host_calibration = costmodel::DefaultHostCalibration();
+    if (calibration) {
+      absl::StatusOr<costmodel::HostCalibration> loaded =
+          costmodel::LoadHostCalibration(*calibration);
+      if (!loaded.ok()) return loaded.status();
+      host_calibration = *std::move(loaded);
+    }
+    return costmodel::MakeHostCpuCluster((*host)->first, (*host)->second, host_calibration);
+  }
+  if (calibration) {
+    return RequestConflictError("--host-calibration applies to a --cluster cpu:KxT only");
+  }
   return std::filesystem::exists(value) ? costmodel::LoadClusterFile(value)
                                         : costmodel::LookupClusterPreset(value);
 }
@@ -47,6 +66,7 @@ costmodel::Cluster WithDeviceCount(const costmodel::Cluster& cluster, int count)
   if (count == n || n == 0) return cluster;
   costmodel::Cluster out;
   out.kinds = cluster.kinds;
+  out.execution = cluster.execution;
   absl::flat_hash_set<std::string> names;
   for (int i = 0; i < std::min(count, n); ++i) names.insert(cluster.device(i).name);
   for (int i = 0; i < count; ++i) {
@@ -99,10 +119,14 @@ absl::StatusOr<costmodel::Cluster> ResolveCluster(
     if (request.devices || request.device) {
       return RequestConflictError("--cluster cannot be combined with --devices or --device");
     }
-    absl::StatusOr<costmodel::Cluster> cluster = ReadCluster(*request.cluster);
+    absl::StatusOr<costmodel::Cluster> cluster =
+        ReadCluster(*request.cluster, request.host_calibration);
     if (!cluster.ok()) return cluster.status();
     SetMemory(*cluster, request.memory_per_device_bytes);
     return cluster;
+  }
+  if (request.host_calibration) {
+    return RequestConflictError("--host-calibration applies to a --cluster cpu:KxT only");
   }
   // Rule 2: the input's own devices, else devices of one kind.
   costmodel::Cluster cluster;

@@ -15,6 +15,9 @@
 //     (a one-device input: its kind's usual interconnect). N < n keeps the
 //     first N devices and their links.
 //  4. `memory_per_device_bytes` sets every device's memory and nothing else.
+//  5. `cluster` "cpu:KxT" is K devices of T threads on this host
+//     (costmodel/host_cpu.h), from `host_calibration` (a file) or the built-in
+//     defaults; `host_calibration` with any other cluster is a conflict.
 #ifndef AUTOPAR_PIPELINE_CLUSTER_REQUEST_H_
 #define AUTOPAR_PIPELINE_CLUSTER_REQUEST_H_
 
@@ -44,8 +47,12 @@ struct ClusterRequest {
   std::optional<std::string> device;
   /// Every device's memory (rule 4).
   std::optional<int64_t> memory_per_device_bytes;
+  /// A host calibration file for a cpu:KxT cluster (rule 5).
+  std::optional<std::string> host_calibration;
 
-  bool empty() const { return !cluster && !devices && !device && !memory_per_device_bytes; }
+  bool empty() const {
+    return !cluster && !devices && !device && !memory_per_device_bytes && !host_calibration;
+  }
 };
 
 /// The cluster for `request` over `input_cluster`, the input's own (empty for

@@ -10,20 +10,29 @@
 namespace autopar::pipeline {
 
 absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
-  if (request.cost_graph_path) return PrepareCostGraph(*request.cost_graph_path, request.cluster);
+  std::optional<costmodel::NodeTimes> node_times;
+  if (request.node_times_path) {
+    absl::StatusOr<costmodel::NodeTimes> loaded =
+        costmodel::LoadNodeTimesFile(*request.node_times_path);
+    if (!loaded.ok()) return loaded.status();
+    node_times = *std::move(loaded);
+  }
+  const costmodel::NodeTimes* times = node_times ? &*node_times : nullptr;
+  if (request.cost_graph_path)
+    return PrepareCostGraph(*request.cost_graph_path, request.cluster, times);
   absl::StatusOr<costmodel::Cluster> cluster = ResolveCluster(request.cluster, std::nullopt);
   if (!cluster.ok()) return cluster.status();
   // --loop-trips sizes loops' shapes and their costs alike.
   const costmodel::CostOptions costs{.default_loop_trips = request.shapes.loop_trips};
   return PrepareModel(request.model_path, request.shapes, *std::move(cluster), costs,
-                      request.coarsen, request.step, request.load, request.on_phase);
+                      request.coarsen, request.step, request.load, request.on_phase, times);
 }
 
 absl::StatusOr<PlanningProblem> PrepareModel(
     const std::string& path, const passes::ShapeOptions& shapes, costmodel::Cluster cluster,
     const costmodel::CostOptions& costs, const passes::CoarsenOptions& coarsen,
     const costmodel::StepOptions& step, const onnx_io::LoadOptions& load,
-    const PhaseCallback& on_phase) {
+    const PhaseCallback& on_phase, const costmodel::NodeTimes* node_times) {
   PlanningProblem problem;
   problem.cluster = std::move(cluster);
   problem.step = step;
@@ -37,6 +46,12 @@ absl::StatusOr<PlanningProblem> PrepareModel(
     return absl::Status(nodes.status().code(),
                         absl::StrCat("'", path, "': ", nodes.status().message()));
   problem.nodes = *std::move(nodes);
+  if (node_times) {
+    absl::StatusOr<costmodel::CostSource> source =
+        costmodel::ApplyNodeTimes(*node_times, problem.nodes->graph);
+    if (!source.ok()) return source.status();
+    problem.cost_source = *source;
+  }
   if (on_phase) on_phase("coarsen");
   // Nodes joined by a value Send/Recv cannot carry must share a device: they
   // share a unit, so that the search's placement is the written one.
@@ -50,7 +65,8 @@ absl::StatusOr<PlanningProblem> PrepareModel(
 }
 
 absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
-                                                 const ClusterRequest& request) {
+                                                 const ClusterRequest& request,
+                                                 const costmodel::NodeTimes* node_times) {
   absl::StatusOr<costmodel::CostGraphDocument> doc = costmodel::LoadCostGraphFile(path);
   if (!doc.ok()) return doc.status();
   if (!doc->cluster && request.empty()) {
@@ -68,6 +84,12 @@ absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
   PlanningProblem problem;
   problem.cluster = *std::move(cluster);
   problem.cost_graph = std::move(doc->graph);
+  if (node_times) {
+    absl::StatusOr<costmodel::CostSource> source =
+        costmodel::ApplyNodeTimes(*node_times, *problem.cost_graph);
+    if (!source.ok()) return source.status();
+    problem.cost_source = *source;
+  }
   return problem;
 }
 

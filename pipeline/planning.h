@@ -25,6 +25,7 @@
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/lower_bound.h"
+#include "costmodel/node_times.h"
 #include "costmodel/simulator.h"
 #include "costmodel/training.h"
 #include "passes/annotate_costs.h"
@@ -45,6 +46,8 @@ struct ProblemRequest {
   /// The step a model's costs describe (inference unless training).
   costmodel::StepOptions step;
   ClusterRequest cluster;
+  /// Measured node times replacing the cost model's (costmodel/node_times.h).
+  std::optional<std::string> node_times_path;
   /// Progress callbacks for loading and coarsening a model; may be empty.
   onnx_io::LoadOptions load;
   passes::CoarsenOptions coarsen;
@@ -63,6 +66,8 @@ struct PlanningProblem {
   std::optional<passes::Coarsening> coarsening;
   /// Set when planning a cost graph file: it is already the unit graph.
   std::optional<costmodel::CostGraph> cost_graph;
+  /// Whether the node times are the cost model's or measured ones.
+  costmodel::CostSource cost_source;
 
   /// The graph the search runs on.
   const costmodel::CostGraph& units() const { return coarsening ? coarsening->graph : *cost_graph; }
@@ -78,17 +83,19 @@ absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request);
 
 /// A model for a given cluster. `step` says whether the units cost an
 /// inference or a training step (passes/annotate_costs.h, Note [Training
-/// step]).
+/// step]). `node_times`, when given, replace the predicted node times before
+/// the nodes are coarsened into units.
 absl::StatusOr<PlanningProblem> PrepareModel(
     const std::string& path, const passes::ShapeOptions& shapes, costmodel::Cluster cluster,
     const costmodel::CostOptions& costs = {}, const passes::CoarsenOptions& coarsen = {},
     const costmodel::StepOptions& step = {}, const onnx_io::LoadOptions& load = {},
-    const PhaseCallback& on_phase = {});
+    const PhaseCallback& on_phase = {}, const costmodel::NodeTimes* node_times = nullptr);
 
 /// A cost-graph file, with the cluster `request` makes of its own "devices"
 /// block; without that block the request must name the cluster.
 absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
-                                                 const ClusterRequest& request);
+                                                 const ClusterRequest& request,
+                                                 const costmodel::NodeTimes* node_times = nullptr);
 
 /// One placement and how the simulator judges it (Note [One judgement]).
 struct Plan {

@@ -13,7 +13,8 @@ MemoryChecker::MemoryChecker(const costmodel::CostGraph& graph, const costmodel:
 std::vector<int64_t> MemoryChecker::OverflowBytes(const costmodel::Placement& placement) {
   const int num_devices = cluster_.num_devices();
   std::vector<int64_t> overflow(num_devices, 0);
-  const std::vector<int64_t> bound = ProvablePeakBytes(graph_, placement.device, num_devices);
+  const std::vector<int64_t> bound =
+      ProvablePeakBytes(graph_, placement.device, num_devices, microbatches_);
   bool proven = true;
   for (int d = 0; d < num_devices; ++d) proven &= bound[d] <= cluster_.device(d).memory_bytes;
   if (proven) return overflow;

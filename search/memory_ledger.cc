@@ -149,7 +149,8 @@ absl::StatusOr<Placement> PlaceWithinMemory(const CostGraph& graph, const Cluste
     MemoryLedger ledger(graph, cluster, LedgerMode::kInOrder, held_back);
     std::optional<Placement> placement = place(ledger);
     if (!placement) break;  // holding back more cannot help
-    const std::vector<int64_t> bound = ProvablePeakBytes(graph, placement->device, num_devices);
+    const std::vector<int64_t> bound =
+        ProvablePeakBytes(graph, placement->device, num_devices, options.microbatches);
     bool proven = true;
     for (int d = 0; d < num_devices; ++d) proven &= bound[d] <= cluster.device(d).memory_bytes;
     if (proven) return *std::move(placement);

@@ -90,7 +90,7 @@ std::vector<uint32_t> SegmentEnds(const CostGraph& graph, const MemoryProfile& p
 }
 
 std::vector<int64_t> ProvablePeakBytes(const CostGraph& graph, absl::Span<const int32_t> device,
-                                       int num_devices) {
+                                       int num_devices, int microbatches) {
   std::vector<int64_t> params(num_devices, 0), activations(num_devices, 0), temp(num_devices, 0);
   std::vector<uint64_t> holders(graph.num_params(), 0);  // bit d: block counted on device d
   for (uint32_t u = 0; u < graph.num_units(); ++u) {
@@ -115,7 +115,8 @@ std::vector<int64_t> ProvablePeakBytes(const CostGraph& graph, absl::Span<const 
     }
   }
   std::vector<int64_t> peak(num_devices);
-  for (int d = 0; d < num_devices; ++d) peak[d] = params[d] + activations[d] + temp[d];
+  for (int d = 0; d < num_devices; ++d)
+    peak[d] = params[d] + std::max(1, microbatches) * activations[d] + temp[d];
   return peak;
 }
 

@@ -55,10 +55,13 @@ std::vector<uint32_t> SegmentEnds(const costmodel::CostGraph& graph, const Memor
                                   int64_t capacity_bytes);
 
 /// Per device, an upper bound on the peak memory of `device` (one per unit)
-/// under any schedule and any number of micro-batches: its distinct
-/// parameters + every tensor it produces or receives + its largest workspace.
+/// under any schedule of `microbatches` micro-batches: its distinct
+/// parameters + every tensor it produces or receives, once per micro-batch
+/// (each has its own activations, Note [Micro-batches] in
+/// costmodel/simulator.h) + its largest workspace (one unit runs at a time).
 std::vector<int64_t> ProvablePeakBytes(const costmodel::CostGraph& graph,
-                                       absl::Span<const int32_t> device, int num_devices);
+                                       absl::Span<const int32_t> device, int num_devices,
+                                       int microbatches = 1);
 
 }  // namespace autopar::search
 

@@ -37,11 +37,12 @@ struct ScheduleEstimate {
   /// The busiest device's compute or the busiest link's transfers.
   double bottleneck_us = 0;
 
-  /// The step with M micro-batches of 1/M the work: the first fills the
-  /// pipeline, each further one adds the bottleneck's share.
+  /// The step with M micro-batches, each the whole graph (Note
+  /// [Micro-batches] in costmodel/simulator.h): the first fills the pipeline,
+  /// each further one adds the bottleneck's time.
   double PipelinedUs(int microbatches) const {
     if (microbatches <= 1) return step_us;
-    return (step_us + (microbatches - 1) * bottleneck_us) / microbatches;
+    return step_us + (microbatches - 1) * bottleneck_us;
   }
 };
 

@@ -188,7 +188,9 @@ void Sgp::ComputeCosts() {
   }
   double memory_bytes = 0;
   for (int d = 0; d < num_devices_; ++d) memory_bytes += cluster_.device(d).memory_bytes;
-  bound_can_vouch_ = tensor_bytes + static_cast<double>(profile_.param_bytes) <= memory_bytes;
+  bound_can_vouch_ = std::max(1, options_.microbatches) * tensor_bytes +
+                         static_cast<double>(profile_.param_bytes) <=
+                     memory_bytes;
   cut_us_.assign(static_cast<size_t>(n_) + 1, 0);
   double running = 0;
   for (uint32_t b = 0; b <= n_; ++b) {
@@ -215,7 +217,7 @@ void Sgp::ComputeCosts() {
     if (total > 0) rate += 1 / total;
   }
   lower_bound_us_ =
-      std::max(critical_path / std::max(1, options_.microbatches), rate > 0 ? 1 / rate : 0);
+      std::max(critical_path, rate > 0 ? std::max(1, options_.microbatches) / rate : 0);
 
   device_order_.resize(num_devices_);
   for (int d = 0; d < num_devices_; ++d) device_order_[d] = d;
@@ -408,7 +410,7 @@ std::optional<Candidate> Sgp::ListScheduled() {
 bool Sgp::FitsMemory(const Candidate& candidate) {
   if (bound_can_vouch_) {
     const std::vector<int64_t> bound =
-        ProvablePeakBytes(graph_, candidate.placement.device, num_devices_);
+        ProvablePeakBytes(graph_, candidate.placement.device, num_devices_, options_.microbatches);
     bool proven = true;
     for (int d = 0; d < num_devices_; ++d) proven &= bound[d] <= cluster_.device(d).memory_bytes;
     if (proven) return true;

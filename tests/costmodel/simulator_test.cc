@@ -206,7 +206,9 @@ TEST(SimulatorTest, OverflowIsReported) {
 }
 
 TEST(SimulatorTest, MicrobatchesOnABalancedChainMatchThePipelineFormula) {
-  // K stages of T µs each on K devices, free transfers: (K + M - 1) · T / M.
+  // K stages of T µs each on K devices, free transfers: (K + M - 1) · T. The
+  // model is one micro-batch (Note [Micro-batches]): M of them take M times
+  // the work, so the step grows by one stage time per further micro-batch.
   constexpr int kStages = 4;
   constexpr double kStageUs = 100;
   GraphSpec spec;
@@ -217,8 +219,109 @@ TEST(SimulatorTest, MicrobatchesOnABalancedChainMatchThePipelineFormula) {
   Simulator sim(g, c);
   for (int m : {1, 2, 4, 8, 16}) {
     const SimulationResult& r = sim.Run({.device = {0, 1, 2, 3}}, {.microbatches = m});
-    EXPECT_NEAR(r.step_time_us, (kStages + m - 1) * kStageUs / m, 1e-9) << m << " micro-batches";
+    EXPECT_NEAR(r.step_time_us, (kStages + m - 1) * kStageUs, 1e-9) << m << " micro-batches";
   }
+}
+
+TEST(SimulatorTest, EachMicrobatchIsTheWholeModelFlowingThroughThePlacement) {
+  // a (30 µs) on device 0 feeds b (50 µs) on device 1 with 1,000 bytes (1 µs).
+  // One micro-batch: 30 + 1 + 50. Four: a runs back to back, each copy
+  // arrives 1 µs after its a ends, and b (the bottleneck) runs the four in a
+  // row from 31 µs: 31 + 4 x 50 = 231 µs; nothing is scaled by 1/M.
+  CostGraph g = Build({{30, 50}, {{0, 1, 1000}}});
+  Cluster c = TestCluster(2);
+  Simulator sim(g, c);
+  const Placement p{.device = {0, 1}};
+  const SimulationResult& one = sim.Run(p, {.microbatches = 1});
+  EXPECT_DOUBLE_EQ(one.step_time_us, 81);
+  EXPECT_EQ(one.devices[1].peak_activation_bytes, 1000);
+  const SimulationResult& four = sim.Run(p, {.microbatches = 4, .record_timeline = true});
+  EXPECT_DOUBLE_EQ(four.step_time_us, 231);
+  EXPECT_DOUBLE_EQ(four.devices[0].busy_us, 120);
+  EXPECT_DOUBLE_EQ(four.devices[1].busy_us, 200);
+  EXPECT_EQ(four.comm_bytes, 4000);
+  // Every micro-batch has its own activations: device 0 holds a's output for
+  // micro-batch m while m + 1 starts; device 1 holds the copies that wait for
+  // b (micro-batches 1, 2 and 3 while b runs micro-batch 1).
+  EXPECT_EQ(four.devices[0].peak_activation_bytes, 2000);
+  EXPECT_EQ(four.devices[1].peak_activation_bytes, 3000);
+  // Micro-batch m runs b from 31 + 50 m.
+  for (const TimelineEntry& e : four.timeline) {
+    if (e.kind == TimelineEntry::Kind::kCompute && e.unit == 1) {
+      EXPECT_DOUBLE_EQ(e.start_us, 31 + 50 * e.microbatch);
+    }
+  }
+}
+
+TEST(SimulatorTest, WholeStagesRunAsTheRunnerRunsThemWithTheirOverheads) {
+  // a (10 µs) on device 0 -> b (20 µs) on device 1 -> c (30 µs) on device 0,
+  // 1,000 bytes (1 µs) each: three stages, (level 0, dev 0), (1, dev 1) and
+  // (2, dev 0). A stage run costs 5 µs, each tensor read from another stage
+  // 2 µs more.
+  CostGraph g = Build({{10, 20, 30}, {{0, 1, 1000}, {1, 2, 1000}}});
+  Cluster c = TestCluster(2);
+  c.execution = {.whole_stages = true, .stage_run_us = 5, .cut_us = 2};
+  Simulator sim(g, c);
+  const Placement p{.device = {0, 1, 0}};
+  // One micro-batch: s0 0-15, copy 15-16, s1 16-43 (b from 23), copy 43-44,
+  // s2 44-81.
+  const SimulationResult& one = sim.Run(p, {.microbatches = 1, .record_timeline = true});
+  EXPECT_DOUBLE_EQ(one.step_time_us, 81);
+  EXPECT_EQ(sim.num_stages(), 3u);
+  EXPECT_EQ(sim.stage_of_unit(), (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_DOUBLE_EQ(one.devices[0].busy_us, 5 + 10 + 7 + 30);
+  for (const TimelineEntry& e : one.timeline) {
+    if (e.kind == TimelineEntry::Kind::kCompute && e.unit == 1) {
+      EXPECT_DOUBLE_EQ(e.start_us, 23);
+    }
+  }
+  // Two: device 0 runs s0 for both (key (0, 0) then (1, 0)) by 30, waits for
+  // s2 of micro-batch 0 (ready at 44, ends 81); s1 of micro-batch 1 runs
+  // 43-70 after s1 of micro-batch 0; its copy arrives at 71 and s2 of
+  // micro-batch 1 runs 81-118.
+  EXPECT_DOUBLE_EQ(sim.Run(p, {.microbatches = 2}).step_time_us, 118);
+  // Without the overheads, whole stages of single units pipeline as units do.
+  c.execution = {.whole_stages = true};
+  Simulator plain(g, c);
+  EXPECT_DOUBLE_EQ(plain.Run(p, {.microbatches = 1}).step_time_us, 62);
+}
+
+TEST(SimulatorTest, AStageStartsOnlyWhenAllItsInputsHaveArrived) {
+  // Device 0 runs a (10 µs) then d (100 µs), both level 0; on device 1, b
+  // reads a and e reads d: both level 1, one stage. Node by node, b starts
+  // when a's copy arrives (11 µs); as a stage, only once d's has too, and
+  // device 0's stage sends a and d when both have run.
+  GraphSpec spec{{10, 30, 100, 40}, {{0, 1, 1000}, {2, 3, 1000}}};
+  CostGraph g = Build(spec);
+  Cluster c = TestCluster(2);
+  Simulator by_unit(g, c);
+  // a before d, b before e.
+  const Placement p{.device = {0, 1, 0, 1}, .priority = {0, 0, 1, 1}};
+  EXPECT_DOUBLE_EQ(by_unit.Run(p).step_time_us, 151);  // d ends 110, copy 111, e 111-151
+  c.execution = {.whole_stages = true};
+  Simulator by_stage(g, c);
+  const SimulationResult& r = by_stage.Run(p, {.record_timeline = true});
+  EXPECT_EQ(by_stage.num_stages(), 2u);
+  // Stage 0 ends at 110; both copies share the link: 110-111, 111-112; the
+  // stage of b and e runs 112-182.
+  EXPECT_DOUBLE_EQ(r.step_time_us, 182);
+  for (const TimelineEntry& e : r.timeline) {
+    if (e.kind == TimelineEntry::Kind::kCompute && e.device == 1) {
+      EXPECT_GE(e.start_us, 112);
+    }
+  }
+}
+
+TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {
+  CostGraph g = Build({{30, 50}, {{0, 1, 1000}}});
+  Cluster c = TestCluster(2);
+  const LowerBound one = ComputeLowerBound(g, c, 1);
+  EXPECT_DOUBLE_EQ(one.critical_path_us, 80);
+  EXPECT_DOUBLE_EQ(one.balanced_work_us, 40);
+  const LowerBound four = ComputeLowerBound(g, c, 4);
+  EXPECT_DOUBLE_EQ(four.critical_path_us, 80);
+  EXPECT_DOUBLE_EQ(four.balanced_work_us, 160);
+  EXPECT_DOUBLE_EQ(four.bound_us, 160);
 }
 
 // Random layered DAGs for the properties below.
@@ -254,7 +357,7 @@ TEST(SimulatorPropertyTest, StepTimeIsAtLeastTheLowerBound) {
     double total = 0;
     for (uint32_t u = 0; u < g.num_units(); ++u) total += g.compute_us(u, 0);
     EXPECT_NEAR(busy, total, 1e-6);
-    // Pipelined micro-batches shorten the step, never below their bound.
+    // M pipelined micro-batches never beat their bound.
     for (int m : {2, 4, 8}) {
       const double step = sim.Run(p, {.microbatches = m}).step_time_us;
       EXPECT_GE(step + 1e-9, ComputeLowerBound(g, c, m).bound_us)

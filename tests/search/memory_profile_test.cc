@@ -49,9 +49,9 @@ TEST(MemoryProfileTest, ProvablePeakBoundsTheSimulator) {
     Placement p;
     for (uint32_t u = 0; u < g.num_units(); ++u)
       p.device.push_back(static_cast<int32_t>(u * 7 % 3));
-    const std::vector<int64_t> bound = ProvablePeakBytes(g, p.device, 3);
     costmodel::Simulator sim(g, c);
     for (int microbatches : {1, 3}) {
+      const std::vector<int64_t> bound = ProvablePeakBytes(g, p.device, 3, microbatches);
       const costmodel::SimulationResult& r =
           sim.Run(p, costmodel::SimulationOptions{.microbatches = microbatches});
       for (int d = 0; d < 3; ++d) EXPECT_LE(r.devices[d].peak_memory_bytes, bound[d]);

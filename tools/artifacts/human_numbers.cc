@@ -28,4 +28,16 @@ std::string FormatCount(int64_t count) {
   return count < 0 ? "-" + out : out;
 }
 
+std::string CostSourceText(const costmodel::CostSource& source) {
+  if (!source.measured) return "cost model";
+  std::string text = absl::StrCat("measured for ", source.measured_nodes,
+                                  source.measured_nodes == 1 ? " node" : " nodes");
+  if (source.scaled_nodes > 0) {
+    absl::StrAppend(
+        &text, "; ", source.scaled_nodes,
+        absl::StrFormat(" more predicted x %.3g (median measured / predicted)", source.scale));
+  }
+  return text;
+}
+
 }  // namespace autopar::tools

@@ -77,11 +77,13 @@ Json EstimateEntries(absl::Span<const passes::ShapeEstimate> estimates) {
 nlohmann::ordered_json PlanJson(const PlanRecord& r) {
   Json inputs = Json::array();
   for (const passes::InputUse& use : r.deployment->inputs) {
-    inputs.push_back({{"name", use.name}, {"devices", use.devices}});
+    // The model is one micro-batch: each of a step's micro-batches brings its
+    // own value of every graph input and gets its own outputs.
+    inputs.push_back({{"name", use.name}, {"devices", use.devices}, {"per_microbatch", true}});
   }
   Json outputs = Json::array();
   for (const passes::OutputOwner& owner : r.deployment->outputs) {
-    outputs.push_back({{"name", owner.name}, {"device", owner.device}});
+    outputs.push_back({{"name", owner.name}, {"device", owner.device}, {"per_microbatch", true}});
   }
   // ordered_json's operator[] searches its entries one by one: quadratic for
   // a million nodes. Node names are unique (the importer makes them so), so
@@ -101,6 +103,8 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
       {"algorithm", r.algorithm},
       {"seed", r.seed},
       {"search_time_ms", nullptr},
+      {"microbatches", r.microbatches},
+      {"costs", costmodel::CostSourceJson(r.cost_source)},
       {"cluster", costmodel::ClusterToJson(*r.cluster)},
       {"devices", DeviceEntries(r)},
       {"inputs", inputs},

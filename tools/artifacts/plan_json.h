@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "costmodel/cluster.h"
 #include "costmodel/node_cost.h"
+#include "costmodel/node_times.h"
 #include "costmodel/simulator.h"
 #include "costmodel/training.h"
 #include "ir/graph.h"
@@ -32,7 +33,11 @@ struct PlanRecord {
   /// Written only when set (`--timings`): a wall-clock measurement would make
   /// the plan differ from run to run.
   std::optional<double> search_time_ms;
+  /// Micro-batches per step; the model as given is one micro-batch (Note
+  /// [Micro-batches] in costmodel/simulator.h).
   int microbatches = 1;
+  /// Whether node times were measured (--node-times) or predicted.
+  costmodel::CostSource cost_source;
   /// Inference, or a training step with its optimizer.
   costmodel::StepOptions step;
   const costmodel::Cluster* cluster = nullptr;

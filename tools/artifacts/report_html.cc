@@ -117,8 +117,7 @@ class TimelineWriter {
                                           " &#8594; ", Us(e.end_us), microbatch, ")");
     if (e.kind == TimelineEntry::Kind::kTransfer) {
       const std::string tensor = e.tensor < g.num_tensors() ? g.tensor_name(e.tensor) : "?";
-      const int64_t bytes =
-          e.tensor < g.num_tensors() ? g.tensor_bytes(e.tensor) / std::max(1, in_.microbatches) : 0;
+      const int64_t bytes = e.tensor < g.num_tensors() ? g.tensor_bytes(e.tensor) : 0;
       return absl::StrCat(HtmlEscape(tensor), " ", e.device, "&#8594;", e.dst, ", ",
                           FormatBytes(bytes), ", ", when);
     }
@@ -207,7 +206,8 @@ void WriteSummary(const ReportInput& in, std::string& out) {
                                  Us(in.single_device_step_us))
                : "-");
   row("devices", absl::StrCat(in.cluster->num_devices()));
-  row("micro-batches", absl::StrCat(in.microbatches));
+  row("micro-batches", absl::StrCat(in.microbatches, " per step (the model is one micro-batch)"));
+  row("node times", HtmlEscape(CostSourceText(in.cost_source)));
   row("transfers",
       absl::StrCat(in.transfers.size(), " tensors, ", FormatBytes(sim.comm_bytes), " per step"));
   out += "</table>\n";

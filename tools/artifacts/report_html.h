@@ -33,6 +33,7 @@
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/node_cost.h"
+#include "costmodel/node_times.h"
 #include "costmodel/simulator.h"
 #include "passes/partition.h"
 #include "search/search.h"
@@ -47,6 +48,8 @@ struct ReportInput {
   /// Shown when set (Note [Deterministic report]).
   std::optional<double> search_time_ms;
   int microbatches = 1;
+  /// Whether the node times were measured (--node-times).
+  costmodel::CostSource cost_source;
   double lower_bound_us = 0;
   double single_device_step_us = 0;
   const costmodel::Cluster* cluster = nullptr;

@@ -31,6 +31,7 @@ nlohmann::ordered_json SplitSummaryJson(const PlanRecord& record, const std::str
           {"seed", record.seed},
           {"search_time_ms", record.search_time_ms.value_or(0.0)},
           {"microbatches", record.microbatches},
+          {"costs", costmodel::CostSourceJson(record.cost_source)},
           {"step_time_us", sim.step_time_us},
           {"lower_bound_us", record.lower_bound_us},
           {"single_device_step_us", record.single_device_step_us},

@@ -2,12 +2,17 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "costmodel/host_cpu.h"
 #include "tools/cli/quantities.h"
 
 namespace autopar::tools {
 
 std::vector<FlagSpec> ClusterFlagSpecs() {
-  return {{"cluster", true}, {"devices", true}, {"device", true}, {"memory-per-device", true}};
+  return {{"cluster", true},
+          {"devices", true},
+          {"device", true},
+          {"memory-per-device", true},
+          {"host-calibration", true}};
 }
 
 absl::StatusOr<int> DeviceCountFlag(const ParsedArgs& args, int fallback) {
@@ -36,6 +41,12 @@ absl::Status CheckClusterFlags(const ParsedArgs& args) {
   if (args.Has("cluster") && (args.Has("devices") || args.Has("device"))) {
     return absl::InvalidArgumentError("--cluster cannot be combined with --devices or --device");
   }
+  if (std::optional<std::string> cluster = args.Get("cluster")) {
+    // cpu:KxT is spelled on the command line: a typo is a usage error.
+    if (absl::Status name = costmodel::ParseHostCpuClusterName(*cluster).status(); !name.ok()) {
+      return name;
+    }
+  }
   if (absl::StatusOr<int> count = DeviceCountFlag(args, 1); !count.ok()) return count.status();
   return MemoryPerDeviceFlag(args, 0).status();
 }
@@ -45,6 +56,7 @@ absl::StatusOr<pipeline::ClusterRequest> ClusterRequestFromArgs(const ParsedArgs
   pipeline::ClusterRequest request;
   request.cluster = args.Get("cluster");
   request.device = args.Get("device");
+  request.host_calibration = args.Get("host-calibration");
   if (args.Has("devices")) request.devices = *DeviceCountFlag(args, 0);
   if (args.Has("memory-per-device"))
     request.memory_per_device_bytes = *MemoryPerDeviceFlag(args, 0);

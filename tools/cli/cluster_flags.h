@@ -5,6 +5,7 @@
 //   --devices N                the device count
 //   --device PRESET|FILE       the device kind
 //   --memory-per-device SIZE   every device's memory
+//   --host-calibration FILE    links and overheads of a --cluster cpu:KxT
 #ifndef AUTOPAR_TOOLS_CLI_CLUSTER_FLAGS_H_
 #define AUTOPAR_TOOLS_CLI_CLUSTER_FLAGS_H_
 

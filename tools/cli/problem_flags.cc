@@ -10,6 +10,7 @@ std::vector<FlagSpec> ProblemFlagSpecs(bool accept_cost_graph) {
   std::vector<FlagSpec> specs = ShapeFlagSpecs();
   for (const FlagSpec& s : ClusterFlagSpecs()) specs.push_back(s);
   for (const FlagSpec& s : ModeFlagSpecs()) specs.push_back(s);
+  specs.push_back({"node-times", true});
   if (accept_cost_graph) specs.push_back({"costgraph", true});
   return specs;
 }
@@ -21,6 +22,7 @@ absl::StatusOr<pipeline::ProblemRequest> ProblemRequestFromArgs(const ParsedArgs
   absl::StatusOr<pipeline::ClusterRequest> cluster = ClusterRequestFromArgs(args);
   if (!cluster.ok()) return cluster.status();
   request.cluster = *std::move(cluster);
+  request.node_times_path = args.Get("node-times");
   if (accept_cost_graph) request.cost_graph_path = args.Get("costgraph");
   const bool from_cost_graph = request.cost_graph_path.has_value();
   if (args.positional().size() != (from_cost_graph ? 0u : 1u)) {

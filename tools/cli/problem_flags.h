@@ -1,7 +1,8 @@
 // The flags that say what is being planned, shared by `place`, `compare` and
 // the main command: a model (one positional argument, with --dim /
 // --input-shape and --mode / --optimizer) or, where a command accepts it, a
-// --costgraph file; and the cluster flags.
+// --costgraph file; --node-times FILE (measured node times); and the cluster
+// flags.
 //
 // Reading them takes two steps so that commands report flag mistakes as usage
 // errors (exit 1) before touching any file, and unusable files as input errors

@@ -29,7 +29,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: onnx-autopar compare MODEL.onnx [--devices N] [--device PRESET|FILE]
-                            [--memory-per-device SIZE] [--cluster PRESET|FILE]
+                            [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
+                            [--host-calibration FILE] [--node-times FILE]
                             [--algos NAME,NAME,...|all] [--format table|json|csv]
                             [--report FILE.html] [--microbatches M] [--seed N]
                             [--time-budget 10s] [--max-generations N] [--threads N] [--quiet]
@@ -85,6 +86,40 @@ struct Row {
 };
 
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+// On a cpu:KxT cluster, the alternative a user would pick instead of a split:
+// the unsplit model on one device with all K x T threads. Its step is the
+// one-device step (T threads) times the measured thread speed-up of T over
+// that of K x T (costmodel/host_cpu.h).
+constexpr char kAllThreadsName[] = "single-all-threads";
+
+struct AllThreadsRow {
+  int threads = 0;
+  double step_time_us = 0;
+  double single_device_step_us = 0;
+  /// Faster than every split that fits.
+  bool beats_every_split = false;
+};
+
+std::optional<AllThreadsRow> SingleAllThreads(const pipeline::PlanningProblem& problem,
+                                              const std::vector<Row>& rows) {
+  if (!problem.cluster.host) return std::nullopt;
+  const costmodel::HostThreads& host = *problem.cluster.host;
+  const auto any = std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.plan; });
+  if (any == rows.end()) return std::nullopt;
+  AllThreadsRow row;
+  row.threads = host.devices * host.threads_per_device;
+  row.single_device_step_us = any->plan->single_device_step_us;
+  row.step_time_us = host.AllThreadsStepUs(row.single_device_step_us);
+  row.beats_every_split = true;
+  for (const Row& r : rows) {
+    if (r.feasible() && r.algorithm != "single" &&
+        r.plan->simulation.step_time_us <= row.step_time_us) {
+      row.beats_every_split = false;
+    }
+  }
+  return row;
+}
 
 // The fullest device: its peak memory and capacity.
 std::pair<int64_t, int64_t> FullestDevice(const pipeline::PlanningProblem& problem,
@@ -217,9 +252,20 @@ nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
     if (row.best) best = row.algorithm;
     results.push_back(std::move(r));
   }
+  if (std::optional<AllThreadsRow> all = SingleAllThreads(problem, rows)) {
+    results.push_back({{"algorithm", kAllThreadsName},
+                       {"status", "ok"},
+                       {"threads", all->threads},
+                       {"step_time_us", all->step_time_us},
+                       {"speedup", Ratio(all->single_device_step_us, all->step_time_us)},
+                       {"beats_every_split", all->beats_every_split},
+                       {"best", false}});
+  }
   return {
       {"units", units.num_units()},
       {"devices", problem.cluster.num_devices()},
+      {"microbatches", microbatches},
+      {"costs", costmodel::CostSourceJson(problem.cost_source)},
       {"lower_bound_us",
        costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, microbatches).bound_us},
       {"single_device_step_us", single_device_step_us},
@@ -255,6 +301,10 @@ std::string CompareCsv(const pipeline::PlanningProblem& problem, const std::vect
                     absl::StrFormat("%.3f", row.search_time_ms), ",", row.best ? "true" : "false",
                     ",", CsvField(row.error), "\n");
   }
+  if (std::optional<AllThreadsRow> all = SingleAllThreads(problem, rows)) {
+    absl::StrAppendFormat(&text, "%s,ok,%.3f,,%.4f,,true,0,0,0.000,false,\n", kAllThreadsName,
+                          all->step_time_us, Ratio(all->single_device_step_us, all->step_time_us));
+  }
   return text;
 }
 
@@ -266,7 +316,7 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
   std::string text =
       absl::StrFormat("%u units on %d devices; lower bound %.1f us\n", units.num_units(),
                       problem.cluster.num_devices(), bound.bound_us);
-  absl::StrAppendFormat(&text, "  %-12s %12s %8s %9s %9s %5s %9s %11s %10s\n", "algorithm",
+  absl::StrAppendFormat(&text, "  %-18s %12s %8s %9s %9s %5s %9s %11s %10s\n", "algorithm",
                         "step us", "/ bound", "speed-up", "peak/cap", "fits", "cut edges", "comm",
                         "search ms");
   // Why rows have no plan; algorithms that failed alike share a line.
@@ -274,7 +324,7 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
   for (const Row& row : rows) {
     const char* mark = row.best ? "*" : " ";
     if (!row.plan) {
-      absl::StrAppendFormat(&text, "%s %-12s %12s %8s %9s %9s %5s %9s %11s %10.2f\n", mark,
+      absl::StrAppendFormat(&text, "%s %-18s %12s %8s %9s %9s %5s %9s %11s %10.2f\n", mark,
                             row.algorithm, "-", "-", "-", "-", "no", "-", "-", row.search_time_ms);
       auto same = std::find_if(notes.begin(), notes.end(),
                                [&](const auto& note) { return note.second == row.error; });
@@ -287,7 +337,7 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
     }
     const pipeline::Plan& plan = *row.plan;
     const auto [peak, capacity] = FullestDevice(problem, plan);
-    absl::StrAppendFormat(&text, "%s %-12s %12.1f %8.2f %8.2fx %8.0f%% %5s %9d %11s %10.2f\n", mark,
+    absl::StrAppendFormat(&text, "%s %-18s %12.1f %8.2f %8.2fx %8.0f%% %5s %9d %11s %10.2f\n", mark,
                           row.algorithm, plan.simulation.step_time_us,
                           Ratio(plan.simulation.step_time_us, plan.lower_bound.bound_us),
                           Ratio(plan.single_device_step_us, plan.simulation.step_time_us),
@@ -295,9 +345,25 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
                           row.feasible() ? "yes" : "NO", plan.cut_edges,
                           FormatBytes(plan.simulation.comm_bytes), row.search_time_ms);
   }
+  const std::optional<AllThreadsRow> all = SingleAllThreads(problem, rows);
+  if (all) {
+    absl::StrAppendFormat(&text, "  %-18s %12.1f %8s %8.2fx %9s %5s %9s %11s %10s\n",
+                          kAllThreadsName, all->step_time_us, "-",
+                          Ratio(all->single_device_step_us, all->step_time_us), "-", "yes", "-",
+                          "-", "-");
+  }
   const bool any_best = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.best; });
   absl::StrAppend(
       &text, any_best ? "* the fastest plan that fits\n" : "no algorithm found a plan that fits\n");
+  if (all) {
+    absl::StrAppendFormat(&text,
+                          "%s: the unsplit model on one device with all %d threads (measured "
+                          "thread speed-up)%s\n",
+                          kAllThreadsName, all->threads,
+                          all->beats_every_split ? "; it beats every split" : "");
+  }
+  absl::StrAppendFormat(&text, "node times: %s; %d micro-batch(es) per step\n",
+                        CostSourceText(problem.cost_source), microbatches);
   if (!notes.empty()) absl::StrAppend(&text, "no plan:\n");
   for (const auto& [algorithms, error] : notes)
     absl::StrAppend(&text, "  ", algorithms, ": ", error, "\n");
@@ -327,6 +393,7 @@ absl::Status WriteReport(const std::string& path, const std::string& model,
                                   .algorithm = row.algorithm,
                                   .search_time_ms = row.search_time_ms,
                                   .microbatches = microbatches,
+                                  .cost_source = problem.cost_source,
                                   .lower_bound_us = plan.lower_bound.bound_us,
                                   .single_device_step_us = plan.single_device_step_us,
                                   .cluster = &problem.cluster,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "costmodel/cost_graph_json.h"
+#include "costmodel/node_times.h"
 #include "passes/annotate_costs.h"
 #include "tools/cli/cli_output.h"
 #include "tools/cli/cluster_flags.h"
@@ -25,7 +26,7 @@ using costmodel::NodeCost;
 
 constexpr char kUsage[] =
     R"(usage: onnx-autopar cost MODEL.onnx [--device PRESET|FILE] [--format table|csv|json]
-                         [--top N] [--by-op]
+                         [--top N] [--by-op] [--node-times FILE]
                          [--mode inference|training] [--optimizer adam|sgd|momentum]
                          [--dim NAME=VALUE]... [--input-shape NAME=D0,D1,...]...
                          [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -41,6 +42,10 @@ flags:
                     or a device JSON file; default cpu
   --format F        table (default), csv, json, or costgraph (the tool-neutral
                     cost-graph JSON for --devices N [--memory-per-device SIZE])
+  --node-times FILE with --format costgraph: measured node times replace the
+                    predicted ones (measure.mjs output or {"node": us}; nodes
+                    the file does not name are scaled by the median
+                    measured/predicted ratio of those it names)
   --top N           only the N nodes with the longest predicted time
   --by-op           a breakdown per operator type (csv: instead of the nodes)
   --loop-trips N    iterations of loops whose trip count is not a constant
@@ -375,6 +380,13 @@ absl::StatusOr<std::string> CostGraphJsonText(const std::string& path, const Par
   absl::StatusOr<passes::AnnotatedGraph> annotated =
       passes::AnnotateCosts(loaded->graph, cluster, costs, step);
   if (!annotated.ok()) return annotated.status();
+  if (std::optional<std::string> file = args.Get("node-times")) {
+    absl::StatusOr<costmodel::NodeTimes> times = costmodel::LoadNodeTimesFile(*file);
+    if (!times.ok()) return times.status();
+    absl::StatusOr<costmodel::CostSource> source =
+        costmodel::ApplyNodeTimes(*times, annotated->graph);
+    if (!source.ok()) return source.status();
+  }
   return costmodel::CostGraphToJson(annotated->graph, &cluster).dump(2);
 }
 
@@ -386,6 +398,7 @@ int RunCostCommand(const std::vector<std::string>& args) {
   specs.push_back({"by-op", false});
   specs.push_back({"devices", true});
   specs.push_back({"memory-per-device", true});
+  specs.push_back({"node-times", true});
   for (const FlagSpec& s : ModeFlagSpecs()) specs.push_back(s);
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
@@ -399,6 +412,9 @@ int RunCostCommand(const std::vector<std::string>& args) {
   if (format != "table" && format != "csv" && format != "json" && format != "costgraph") {
     return UsageError(
         absl::StrCat("--format must be table, csv, json or costgraph, not '", format, "'"), kUsage);
+  }
+  if (parsed->Has("node-times") && format != "costgraph") {
+    return UsageError("--node-times applies to --format costgraph", kUsage);
   }
   std::optional<int64_t> top;
   if (parsed->Has("top")) {

@@ -21,7 +21,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
-                          [--memory-per-device SIZE] [--cluster PRESET|FILE]
+                          [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
+                          [--host-calibration FILE] [--node-times FILE]
                           [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
                           [--threads N] [--quiet] [--mode inference|training]
                           [--optimizer adam|sgd|momentum]
@@ -45,6 +46,12 @@ pass.
 
 --dot FILE also writes the placed (coarsened) graph as GraphViz: units
 coloured by device, edges that cross devices bold with their bytes.
+
+--cluster cpu:KxT plans for K devices of T threads on this host, linked and
+run as --host-calibration FILE (tools/fidelity/calibrate_host.mjs) measured;
+--node-times FILE replaces the predicted node times with measured ones
+(tools/fidelity/measure.mjs output, or {"node": us}). --microbatches M runs
+M micro-batches per step, each the model as given.
 
 Progress bars (loading, coarsening, TGA's generations) show only when stderr
 is a terminal; --quiet turns them off.
@@ -102,6 +109,7 @@ nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
           {"busy_us", busy},
           {"cut_edges", plan.cut_edges},
           {"comm_bytes", sim.comm_bytes},
+          {"costs", costmodel::CostSourceJson(problem.cost_source)},
           {"placement", placement}};
 }
 
@@ -111,6 +119,7 @@ std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::P
   absl::StrAppendFormat(&text, "algorithm     %s (%.1f ms search, %u units)\n", plan.algorithm,
                         plan.search_time_ms, problem.units().num_units());
   absl::StrAppendFormat(&text, "step          %s\n", StepDescription(problem.step));
+  absl::StrAppendFormat(&text, "node times    %s\n", CostSourceText(problem.cost_source));
   absl::StrAppendFormat(
       &text, "step time     %.1f us  (lower bound %.1f us, ratio %.2f; %.2fx over one device)\n",
       sim.step_time_us, plan.lower_bound.bound_us,

@@ -27,7 +27,8 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: onnx-autopar MODEL.onnx -o OUT_DIR [--devices N] [--device PRESET|FILE]
-                    [--memory-per-device SIZE] [--cluster PRESET|FILE]
+                    [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
+                    [--host-calibration FILE] [--node-times FILE]
                     [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
                     [--threads N] [--microbatches M] [--timings]
                     [--mode inference|training] [--optimizer adam|sgd|momentum]
@@ -77,7 +78,8 @@ examples:
   onnx-autopar model.onnx -o out --json --dot out.dot
 )";
 
-std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report) {
+std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report,
+                    int plan_microbatches) {
   const pipeline::PlanningProblem& problem = result.problem;
   const pipeline::Plan& plan = result.plan;
   const costmodel::SimulationResult& sim = plan.simulation;
@@ -97,6 +99,21 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
       sim.step_time_us > 0 ? plan.single_device_step_us / sim.step_time_us : 0.0);
   absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
                         FormatBytes(sim.comm_bytes));
+  absl::StrAppendFormat(
+      &text, "step       %d micro-batch%s of the model as given; node times: %s\n",
+      plan_microbatches, plan_microbatches == 1 ? "" : "es", CostSourceText(problem.cost_source));
+  if (cluster.host) {
+    // The alternative a user would pick: no split, all the threads on one
+    // device (costmodel/host_cpu.h).
+    const double all_threads_us = cluster.host->AllThreadsStepUs(plan.single_device_step_us);
+    if (all_threads_us < sim.step_time_us) {
+      absl::StrAppendFormat(
+          &text,
+          "note       one device with all %d threads is predicted faster than this split: %.1f us "
+          "per step (the split is written anyway)\n",
+          cluster.host->devices * cluster.host->threads_per_device, all_threads_us);
+    }
+  }
   for (int d = 0; d < cluster.num_devices(); ++d) {
     const passes::DeviceModel& model = deployment.devices[d];
     absl::StrAppendFormat(&text, "  %-14s %-10s %6d nodes %4d sends %4d recvs  peak %s of %s\n",
@@ -177,6 +194,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                           .seed = search->options.seed,
                           .search_time_ms = search_time_ms,
                           .microbatches = search->options.microbatches,
+                          .cost_source = problem.cost_source,
                           .step = problem.step,
                           .cluster = &problem.cluster,
                           .graph = &problem.model->graph,
@@ -196,6 +214,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                       .algorithm = plan.algorithm,
                       .search_time_ms = search_time_ms,
                       .microbatches = search->options.microbatches,
+                      .cost_source = problem.cost_source,
                       .lower_bound_us = plan.lower_bound.bound_us,
                       .single_device_step_us = plan.single_device_step_us,
                       .cluster = &problem.cluster,
@@ -229,7 +248,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
     return kExitOk;
   }
-  std::fputs(Summary(*out_dir, *result, report).c_str(), stdout);
+  std::fputs(Summary(*out_dir, *result, report, search->options.microbatches).c_str(), stdout);
   return kExitOk;
 }
 

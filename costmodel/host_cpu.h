@@ -1,0 +1,69 @@
+// The `cpu:KxT` cluster: K devices of T intra-op threads each on this host,
+// as tools/runner runs a deployment (one worker thread per device, tensors
+// handed between workers). Compute times come from the cpu preset for T
+// threads (costmodel/device.h; --node-times replaces them with measured ones);
+// links, stage and cut overheads and thread scaling from a host calibration,
+// which tools/fidelity/calibrate_host.mjs measures:
+//
+//   { "version": 1, "measured_at": "...", "load_avg_1m": 0.4, "cpu_share": 0.98,
+//     "transfer": { "latency_us": 120.0, "bytes_per_s": 3.3e8 },
+//     "stage_run_us": 150.0,
+//     "cut_us": 40.0,
+//     "thread_speedup": { "1": 1.0, "2": 1.7 } }
+//
+// Fields this file does not use are ignored; missing ones keep the defaults of
+// DefaultHostCalibration(). A calibration's link, stage and cut costs become
+// the cluster's links and ExecutionModel (whole stages, as the runner runs).
+#ifndef AUTOPAR_COSTMODEL_HOST_CPU_H_
+#define AUTOPAR_COSTMODEL_HOST_CPU_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "costmodel/cluster.h"
+#include "nlohmann/json.hpp"
+
+namespace autopar::costmodel {
+
+struct HostCalibration {
+  /// Between two worker threads: fixed cost of one hand-over and its rate.
+  double transfer_latency_us = 0;
+  double transfer_bytes_per_s = 0;
+  /// ExecutionModel::stage_run_us and cut_us.
+  double stage_run_us = 0;
+  double cut_us = 0;
+  /// Unsplit model: speed-up with T intra-op threads over one thread.
+  std::map<int, double> thread_speedup;
+
+  /// The speed-up for `threads`: the measured value, else linear between the
+  /// nearest measured thread counts, else beyond the largest measured count
+  /// the last measured gain per added thread continues (never below 1).
+  double ThreadSpeedup(int threads) const;
+};
+
+/// What a `cpu:KxT` cluster assumes without a calibration file:
+/// Node.js worker threads handing over tensors by message (latency 100 µs,
+/// 1 GB/s), a stage run of 100 µs (an ONNX Runtime session.run with input
+/// binding), 30 µs per cut tensor edge, and two threads 1.7× one thread (the
+/// middle of what 2 threads gave on the exported models), more threads
+/// gaining 0.7 each.
+HostCalibration DefaultHostCalibration();
+
+/// Reads the calibration JSON over the defaults; errors name the field.
+absl::StatusOr<HostCalibration> HostCalibrationFromJson(const nlohmann::json& json,
+                                                        absl::string_view source);
+absl::StatusOr<HostCalibration> LoadHostCalibration(const std::string& path);
+
+/// K and T of "cpu:KxT" (case-insensitive); nullopt for any other name. A
+/// name that starts like one but has bad numbers is an InvalidArgument.
+absl::StatusOr<std::optional<std::pair<int, int>>> ParseHostCpuClusterName(absl::string_view name);
+
+/// K devices of the cpu:T preset, linked and run as `calibration` says.
+Cluster MakeHostCpuCluster(int devices, int threads_per_device, const HostCalibration& calibration);
+
+}  // namespace autopar::costmodel
+
+#endif  // AUTOPAR_COSTMODEL_HOST_CPU_H_
