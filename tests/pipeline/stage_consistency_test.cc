@@ -3,11 +3,14 @@
 // itself; they must be the stages the rewriter writes (passes/partition.h),
 // or the prediction is about a different program than the one the runner
 // runs. Checked on exported models split for this host (cpu:2x1) by
-// algorithms that cut few and many times.
+// algorithms that cut few and many times; and the stages' costs steer the
+// search.
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "costmodel/host_cpu.h"
 #include "costmodel/simulator.h"
 #include "gtest/gtest.h"
 #include "pipeline/split.h"
@@ -49,6 +52,36 @@ TEST_P(StageConsistencyTest, SimulatedStagesAreTheWrittenStages) {
     EXPECT_EQ(device[node], written[stage_of[node]].device) << "node " << node;
   }
   std::printf("%s / %s: %zu stages\n", GetParam().model, GetParam().algorithm, written.size());
+}
+
+// What a stage run and a cut cost reaches the search: TGA, which judges its
+// candidates by simulating them, stops cutting ResNet-18 into many
+// alternating stages once each stage run costs a lot.
+TEST(StageCostsTest, CostlyStagesSteerTgaToFewerStages) {
+  auto stages_of_tga_plan = [](double stage_run_us, double cut_us) {
+    costmodel::HostCalibration host = costmodel::DefaultHostCalibration();
+    host.stage_run_us = stage_run_us;
+    host.cut_us = cut_us;
+    absl::StatusOr<PlanningProblem> prepared =
+        PrepareModel((fs::path(AUTOPAR_MODELS_DIR) / "resnet18.onnx").string(), {},
+                     costmodel::MakeHostCpuCluster(2, 1, host));
+    EXPECT_TRUE(prepared.ok()) << prepared.status();
+    search::SearchOptions options;
+    options.microbatches = 8;
+    options.max_iterations = 30;
+    options.time_budget_s = 1e9;
+    absl::StatusOr<Plan> plan = MakePlan(*prepared, "tga", options);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    costmodel::Simulator simulator(prepared->node_graph(), prepared->cluster);
+    simulator.Run(plan->node_placement, {.microbatches = 8});
+    return simulator.num_stages();
+  };
+  const uint32_t free_stages = stages_of_tga_plan(0, 0);
+  const uint32_t costly_stages = stages_of_tga_plan(20000, 5000);
+  std::printf("TGA on resnet18, cpu:2x1, 8 micro-batches: %u stages free, %u costly\n", free_stages,
+              costly_stages);
+  EXPECT_GT(free_stages, 2u);
+  EXPECT_LE(costly_stages, 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, StageConsistencyTest,
