@@ -58,12 +58,6 @@ function runJson(cmd, args, what, { mismatchIsResult = false } = {}) {
   return out;
 }
 
-/** What this onnx-autopar offers: --node-times and --host-calibration, from its help. */
-function cliFeatures(cli) {
-  const help = spawnSync(cli, ['split', '--help'], { encoding: 'utf8' }).stdout ?? '';
-  return { nodeTimes: help.includes('--node-times'), hostCalibration: help.includes('--host-calibration') };
-}
-
 /** Plans and splits; returns {dir, predicted_us, stages, devices_used, placement (hash)}. */
 function plan(o, model, { source, M, algo, times }, dir) {
   const args = [model, '-o', dir, '--cluster', o.cluster, '--microbatches', String(M), '--stages', '--algo', algo,
@@ -160,14 +154,7 @@ export function csv(rows, ort) {
 }
 
 export async function benchmark(o) {
-  const features = cliFeatures(o.cli);
-  const sources = o.sources.filter((s) => s !== 'measured' || features.nodeTimes);
-  const notes = [];
-  if (sources.length < o.sources.length) notes.push('this onnx-autopar has no --node-times: measured-cost plans skipped');
-  if (o.hostCalibration && !features.hostCalibration) {
-    notes.push('this onnx-autopar has no --host-calibration: planned without it');
-    o.hostCalibration = null;
-  }
+  const sources = o.sources;
   const load = () => JSON.parse(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
   const meta = { cluster: o.cluster, when: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC', cores: (await import('node:os')).availableParallelism(), load_before: load(), repeat: o.repeat, warmup: o.warmup };
   const rows = [];
@@ -218,7 +205,7 @@ export async function benchmark(o) {
   meta.checked_ok = checkedOk;
   meta.max_abs_err = maxAbsErr;
   const summary = summarize(rows, ort);
-  return { rows, ort, summary, meta, notes, checkedOk };
+  return { rows, ort, summary, meta, checkedOk };
 }
 
 const USAGE = `usage: node tools/bench/plan_fidelity.mjs MODEL.onnx... --work DIR [options]
@@ -271,7 +258,7 @@ async function main(argv) {
   if (o.hostCalibration && !existsSync(o.hostCalibration)) throw badInput(`--host-calibration: ${o.hostCalibration} does not exist`);
   mkdirSync(o.work, { recursive: true });
   const r = await benchmark(o);
-  const md = markdown(r.summary, r.rows, r.ort, r.meta) + r.notes.map((n) => `\nNote: ${n}\n`).join('');
+  const md = markdown(r.summary, r.rows, r.ort, r.meta);
   const results = resolve(v.results ?? o.work);
   mkdirSync(results, { recursive: true });
   writeFileSync(join(results, 'plan_fidelity.csv'), csv(r.rows, r.ort));

@@ -9,7 +9,8 @@
 // 1. transfer: a tensor handed from one worker thread to another as the
 //    runner's workers do it (handover_worker.mjs), at sizes from 256 B to
 //    16 MiB; latency_us = the median one-way time of the smallest size,
-//    bytes_per_s = 1 / the least-squares slope of the medians over size. The
+//    bytes_per_s = 1 / the least-squares slope of the medians over size (left
+//    out when time does not grow with size: the CLI keeps its default). The
 //    runner moves a buffer whose only reader is the other device (recorded as
 //    "transfer") and copies it otherwise ("transfer_copy").
 // 2. stage_run_us: one task of the runner's schedule on a tiny model (one Add
@@ -27,6 +28,7 @@
 //    where a cut edge is one (tensor, reading stage) pair whose producer is
 //    another stage. cut_us pools the splits: Σ (extra − stage runs) / Σ cut
 //    edges (never below 0).
+// Every step time is the fastest of the timed steps (see fastestStep).
 // Load: the 1-minute load average before the run, and cpu_share (the time our
 // threads ran / ran + waited for a core, host_load.mjs) over the whole run;
 // a warning when the host was busy, since every number is then inflated.
@@ -93,8 +95,13 @@ export function fitTransfer(points) {
   return { latency_us: latency, bytes_per_s: slope > 0 ? round(1e6 / slope, -3) : null, points };
 }
 
-/** Median step (µs) of a plan run as the runner runs it: M micro-batches per step. */
-async function stepMedian(plan, { threads = 1, microbatches, warmup, repeat, concurrent = true }) {
+/**
+ * The fastest of `repeat` timed steps (µs) of a plan run as the runner runs
+ * it, M micro-batches per step. The minimum, not the median: on a shared host
+ * it is the step least disturbed by other processes, and the figures here are
+ * the host's own costs, not its load.
+ */
+async function fastestStep(plan, { threads = 1, microbatches, warmup, repeat, concurrent = true }) {
   const dep = await openDeployment(plan, { concurrent, threads, microbatches });
   try {
     const specs = plan.inputs.map(({ name }) => {
@@ -103,7 +110,7 @@ async function stepMedian(plan, { threads = 1, microbatches, warmup, repeat, con
     });
     await dep.setInputs(Array.from({ length: microbatches }, (_, m) => randomInputs(specs, m).tensors));
     const r = await dep.run({ warmup, repeat });
-    return median(r.steps);
+    return Math.min(...r.steps);
   } finally {
     await dep.close();
   }
@@ -145,7 +152,7 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
   log('stage run overhead (tiny model) ...');
   if (!existsSync(TINY_MODEL)) throw badInput(`${TINY_MODEL} not found (Debian package libonnx-testdata)`);
   const tinyM = 64;
-  result.stage_run_us = round((await stepMedian(await modelPlan(TINY_MODEL), { microbatches: tinyM, warmup, repeat: quick ? 3 : repeat * 2 })) / tinyM, 2);
+  result.stage_run_us = round((await fastestStep(await modelPlan(TINY_MODEL), { microbatches: tinyM, warmup, repeat: quick ? 3 : repeat * 2 })) / tinyM, 2);
 
   const perModel = [];
   const cuts = [];
@@ -155,8 +162,8 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
       const name = basename(model, '.onnx');
       log(`${name}: unsplit, 1 and 2 threads ...`);
       const plan = await modelPlan(model);
-      const t1 = await stepMedian(plan, { threads: 1, microbatches, warmup, repeat });
-      const t2 = await stepMedian(plan, { threads: 2, microbatches, warmup, repeat });
+      const t1 = await fastestStep(plan, { threads: 1, microbatches, warmup, repeat });
+      const t2 = await fastestStep(plan, { threads: 2, microbatches, warmup, repeat });
       const entry = { model: name, unsplit_us_per_microbatch: round(t1 / microbatches, 1), thread_speedup_2: round(t1 / t2, 3), splits: [] };
       for (const algo of algos) {
         const dir = join(tmp, `${name}-${algo}`);
@@ -170,7 +177,7 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
         }
         log(`${name}: ${algo}'s ${stages} stages collapsed onto one device ...`);
         for (const s of staged.stages) s.device = 0;
-        const tc = await stepMedian(staged, { threads: 1, microbatches, warmup, repeat });
+        const tc = await fastestStep(staged, { threads: 1, microbatches, warmup, repeat });
         const extra = (tc - t1) / microbatches;
         const cut = (extra - (stages - 1) * result.stage_run_us) / edges;
         entry.splits.push({ algo, stages, cut_edges: edges, collapsed_us_per_microbatch: round(tc / microbatches, 1), extra_us_per_microbatch: round(extra, 1), cut_us: round(cut, 2) });
@@ -190,12 +197,18 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
   result.repeat = repeat;
   result.models = perModel;
   result.cpu_share = round(cpuShare(before.sched, schedTotals()), 3);
+  // A figure that could not be measured is left out, not null: the CLI then
+  // keeps its built-in default for it.
+  for (const t of [result.transfer, result.transfer_copy]) if (t.bytes_per_s === null) delete t.bytes_per_s;
+  if (result.cut_us === null) delete result.cut_us;
+  if (result.thread_speedup[2] === null) delete result.thread_speedup[2];
   return result;
 }
 
 /** True when the numbers are likely inflated by other load. */
 export const busy = (r) => (r.cpu_share !== null && r.cpu_share < 0.9) || r.load_avg_1m > r.cores * 0.5;
 
+const gbs = (v) => (v === undefined ? 'no size dependence' : `${(v / 1e9).toFixed(2)} GB/s`);
 const round = (v, digits) => (v === null || v === undefined ? null : Math.round(v * 10 ** digits) / 10 ** digits);
 
 const USAGE = `usage: node tools/fidelity/calibrate_host.mjs [MODEL.onnx...] -o OUT.json [options]
@@ -231,8 +244,8 @@ async function main(argv) {
   writeFileSync(v.output, JSON.stringify(r, null, 1) + '\n');
   const lines = [
     `load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}`,
-    `transfer: latency ${r.transfer.latency_us} us, ${r.transfer.bytes_per_s === null ? 'no size dependence' : `${(r.transfer.bytes_per_s / 1e9).toFixed(2)} GB/s`} (moved); copied: ${r.transfer_copy.latency_us} us, ${r.transfer_copy.bytes_per_s === null ? '-' : `${(r.transfer_copy.bytes_per_s / 1e9).toFixed(2)} GB/s`}`,
-    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us} us per cut edge   2 threads: ${r.thread_speedup[2]}x`,
+    `transfer: latency ${r.transfer.latency_us} us, ${gbs(r.transfer.bytes_per_s)} (moved); copied: ${r.transfer_copy.latency_us} us, ${gbs(r.transfer_copy.bytes_per_s)}`,
+    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us ?? '-'} us per cut edge   2 threads: ${r.thread_speedup[2] ?? '-'}x`,
     `written to ${v.output}`,
   ];
   if (busy(r)) lines.unshift(`warning: the host was busy (load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}); these numbers are inflated — calibrate on a quiet machine`);

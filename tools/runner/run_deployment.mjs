@@ -21,7 +21,8 @@ import { writeTensorFile } from './tensor_pb.mjs';
 
 const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx [options]
   --check ORIGINAL.onnx   also run the unsplit model on the same micro-batches and compare every output
-  --microbatches M        micro-batches per step, each the model's inputs as given (default: plan.json's, else 1)
+  --microbatches M        micro-batches per step, each the model's inputs as given
+                          (default: the mb<m> folders of --inputs, else plan.json's, else 1)
   --repeat R              time R steps (default 1)
   --warmup W              run W untimed steps first (default 0)
   --threads-per-device T  intra-op threads of every session: one device = T threads (default 1; 0 = ORT's default)
@@ -133,6 +134,13 @@ function inputSpecs(plan, dep, original) {
   });
 }
 
+/** Micro-batches an --inputs DIR holds: its DIR/mb0, mb1, ... subfolders, else DIR itself is one. */
+function microbatchDirs(dir) {
+  let n = 0;
+  while (existsSync(join(dir, `mb${n}`))) n++;
+  return Math.max(1, n);
+}
+
 /** Where micro-batch m's files live under DIR: DIR itself for a single micro-batch, else DIR/mb<m>. */
 const mbDir = (dir, m, M) => (M === 1 ? dir : join(dir, `mb${m}`));
 
@@ -184,7 +192,7 @@ async function main(argv) {
   const plan = await targetPlan(o.target);
   if (o.check && !existsSync(o.check)) throw badInput(`--check: ${o.check} does not exist`);
   if (o.profile) mkdirSync(resolve(o.profile, '..'), { recursive: true });
-  const M = o.microbatches ?? plan.microbatches ?? 1;
+  const M = o.microbatches ?? (o.inputsDir ? microbatchDirs(o.inputsDir) : plan.microbatches ?? 1);
 
   let original = null;
   if (o.check) {

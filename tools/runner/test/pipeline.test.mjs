@@ -107,6 +107,9 @@ test('--inputs DIR/mb<m>/ per micro-batch; human output names the step statistic
   assert.match(r.stdout, /^step: median [\d.]+ ms {2}min [\d.]+ ms {2}max [\d.]+ ms {2}\([\d.]+ micro-batches\/s\)$/m);
   assert.match(r.stdout, /^check against .* on each of 2 micro-batches:$/m);
   assert.match(r.stdout, /^PASS vs original model: 3 outputs/m);
+  // Without --microbatches, the mb<m> folders say how many.
+  const counted = JSON.parse(runCli([pipeline(), '--inputs', dir, '--json']).stdout);
+  assert.equal(counted.microbatches, 2);
   const missing = runCli([pipeline(), '--microbatches', '3', '--inputs', dir]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /^run_deployment: error: .*mb2: no such directory\n$/);
@@ -130,6 +133,10 @@ test('the plan\'s micro-batch count is the default; its predicted step is report
   const rep = JSON.parse(runCli([dir, '--json']).stdout);
   assert.equal(rep.microbatches, 2);
   assert.equal(rep.predicted_step_us, 1000);
+  const flat = tempDir('flat-inputs');
+  writeTensorFile(join(flat, 'input_0.pb'), { name: 'ids', type: 'int64', dims: [2, 3], data: new BigInt64Array(6) });
+  writeTensorFile(join(flat, 'input_1.pb'), { name: 'x', type: 'float32', dims: [2, 8], data: new Float32Array(16) });
+  assert.equal(JSON.parse(runCli([dir, '--inputs', flat, '--json']).stdout).microbatches, 1, 'one set of inputs is one micro-batch');
   const other = JSON.parse(runCli([dir, '--microbatches', '3', '--json']).stdout);
   assert.equal(other.predicted_step_us, null, 'a prediction for another M is not comparable');
   plan.microbatches = 0;
