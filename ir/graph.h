@@ -67,6 +67,10 @@ struct Value {
   /// for initializers and Constant outputs up to kMaxKnownIntElements, and for
   /// values that shape propagation computes (Shape, Gather of a shape...).
   std::optional<std::vector<int64_t>> int_data;
+  /// The shape rests on an estimate (an If's larger branch, an assumed trip
+  /// count...; see passes/infer_shapes.h): it is planned for, but a run may
+  /// see another, so written models declare its dims without values.
+  bool shape_estimated = false;
 
   /// Bytes of the tensor, or nullopt when the shape or dtype is not known or
   /// the size overflows.

@@ -171,6 +171,27 @@ void EstimateUnnamedDims(ir::Graph& graph, std::vector<ShapeEstimate>& estimates
   }
 }
 
+// Flags the estimated values and everything computed from them
+// (Value::shape_estimated), in topological order.
+void MarkEstimatedShapes(const std::vector<ShapeEstimate>& estimates, ir::Graph& graph) {
+  if (estimates.empty()) return;
+  for (const ShapeEstimate& e : estimates) {
+    if (std::optional<ir::ValueId> id = graph.FindValue(e.value)) {
+      graph.mutable_value(*id).shape_estimated = true;
+    }
+  }
+  for (const ir::Node& node : graph.nodes()) {
+    bool tainted = false;
+    for (ir::ValueId in : node.inputs)
+      tainted = tainted || (in.valid() && graph.value(in).shape_estimated);
+    for (ir::ValueId in : node.captured) tainted = tainted || graph.value(in).shape_estimated;
+    if (!tainted) continue;
+    for (ir::ValueId out : node.outputs) {
+      if (out.valid()) graph.mutable_value(out).shape_estimated = true;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> UnresolvedInputDims(const ir::Graph& graph) {
@@ -244,9 +265,11 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
   size_t open_before = SIZE_MAX;
   for (int round = 0; round < kMaxInferenceRounds; ++round) {
     if (absl::Status s = onnx_io::InferShapesWithOnnx(model, graph); !s.ok()) return s;
-    absl::StatusOr<FoldResult> folded = FoldConstants(model, fold, graph);
-    if (!folded.ok()) return folded.status();
-    report.folded_nodes = folded->folded_nodes;
+    if (options.fold_constants) {
+      absl::StatusOr<FoldResult> folded = FoldConstants(model, fold, graph);
+      if (!folded.ok()) return folded.status();
+      report.folded_nodes = folded->folded_nodes;
+    }
     for (RuleEstimate& e : PropagateRules(graph, rules)) {
       estimated.try_emplace(e.value.index(), std::move(e.assumed));
     }
@@ -259,9 +282,14 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
     const ir::Node& producer = graph.node(v.producer);
     EstimateKind kind = EstimateKind::kDataDependentSize;
     if (producer.kind == ir::OpKind::kIf) kind = EstimateKind::kIfBranch;
-    if (producer.kind == ir::OpKind::kLoop) kind = EstimateKind::kLoopTrips;
+    // A sequence's length comes from the trip count of the Loop that fills it.
+    if (producer.kind == ir::OpKind::kLoop || producer.kind == ir::OpKind::kConcatFromSequence ||
+        producer.kind == ir::OpKind::kSequenceAt) {
+      kind = EstimateKind::kLoopTrips;
+    }
     report.estimates.push_back({kind, v.name, assumed});
   }
+  MarkEstimatedShapes(report.estimates, graph);
   // 5. Report what is still open.
   if (!options.require_static) return report;
   std::vector<ir::ValueId> open = ValuesWithoutStaticShape(graph);

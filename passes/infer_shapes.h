@@ -54,6 +54,9 @@ struct ShapeOptions {
   bool estimate = true;
   /// Trip count of loops whose count is not a constant (`--loop-trips`).
   int64_t loop_trips = costmodel::kDefaultLoopTrips;
+  /// Run the constant folder (fold_constants.h). Off only to measure what it
+  /// costs (tools/bench/fold_bench.cc); no flag turns it off.
+  bool fold_constants = true;
 };
 
 /// The kinds of Note [Shape estimates].

@@ -43,6 +43,7 @@ void SetTensorType(const ir::Value& value, onnx::TypeProto* type) {
   onnx::TensorShapeProto* shape = tensor->mutable_shape();
   for (const ir::Dim& d : value.shape.dims()) {
     onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
+    if (value.shape_estimated) continue;  // the rank only: a run may differ
     if (d.known()) {
       dim->set_dim_value(d.value);
     } else if (!d.symbol.empty()) {

@@ -139,6 +139,12 @@ Rule FindRule(K kind) {
       return r::DataDependentRule;
 
     case K::kIf: return r::IfRule;
+    case K::kSequenceEmpty: case K::kSequenceConstruct: case K::kSequenceInsert:
+    case K::kSequenceErase: case K::kSplitToSequence:
+      return r::SequenceRule;
+    case K::kConcatFromSequence: return r::ConcatFromSequenceRule;
+    case K::kSequenceAt: return r::SequenceAtRule;
+    case K::kSequenceLength: return r::SequenceLengthRule;
     case K::kLoop: return r::LoopRule;
     default:
       return nullptr;
@@ -197,6 +203,10 @@ std::vector<RuleEstimate> PropagateRules(ir::Graph& graph, const RuleOptions& op
       if (!node.outputs[i].valid()) continue;
       ir::Value& v = graph.mutable_value(node.outputs[i]);
       OutputType& t = (*types)[i];
+      if (t.type_kind != ir::TypeKind::kTensor) {
+        v.type_kind = t.type_kind;
+        continue;
+      }
       if (v.dtype == ir::DType::kUndefined) v.dtype = t.dtype;
       if (!v.shape.IsStatic() && t.shape.has_rank()) {
         if (!v.shape.has_rank() || v.shape.rank() != t.shape.rank()) {

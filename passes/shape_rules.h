@@ -16,6 +16,10 @@ namespace autopar::passes {
 
 /// What a rule knows about one output.
 struct OutputType {
+  /// kSequence for sequence-valued outputs, whose dtype and shape stay
+  /// undefined (a sequence's elements are described by the rules that read
+  /// it, see shape_rules_control_flow.cc).
+  ir::TypeKind type_kind = ir::TypeKind::kTensor;
   ir::DType dtype = ir::DType::kUndefined;
   ir::Shape shape;  // unknown rank when the rule cannot tell
   /// Contents, for small integer results (Shape, Gather of a shape, Concat of

@@ -72,6 +72,163 @@ std::string NestedEstimate(const InferredBody& body) {
   return absl::StrCat("from ", body.estimates.size(), " estimate(s) inside its body");
 }
 
+bool PassesThroughInput(const ir::Graph& body, size_t output, size_t input);
+bool ConstantTrue(const ir::Graph& body, size_t output);
+std::pair<int64_t, std::string> TripCount(const NodeView& node, const InferredBody& inferred);
+
+// Note [Sequence facts]: the IR gives a sequence value no element type, so
+// the rules that read one (ConcatFromSequence, SequenceAt, SequenceLength)
+// trace how it was built: SequenceEmpty, SequenceConstruct, SequenceInsert,
+// SequenceErase, SplitToSequence, and the sequences a Loop carries (its
+// initial value plus what one trip of the body inserts, times the trip
+// count).
+struct SequenceFacts {
+  ir::DType dtype = ir::DType::kUndefined;
+  /// The shape every element has (dims that differ are unknown); unranked
+  /// while the sequence is empty.
+  ir::Shape element;
+  bool any_element = false;
+  std::optional<int64_t> length;
+  std::string estimate;  // non-empty when the length is an estimate
+};
+
+// Deep enough for real exports; a deeper chain is left unknown.
+constexpr int kMaxSequenceTrace = 64;
+
+// `facts` with one more element of type `t`.
+void AddElement(SequenceFacts& facts, ir::DType dtype, const ir::Shape& shape) {
+  if (facts.dtype == ir::DType::kUndefined) facts.dtype = dtype;
+  if (!facts.any_element) {
+    facts.element = shape;
+    facts.any_element = true;
+    return;
+  }
+  if (!facts.element.has_rank() || !shape.has_rank() || facts.element.rank() != shape.rank()) {
+    facts.element = ir::Shape();
+    return;
+  }
+  for (size_t d = 0; d < shape.rank(); ++d) {
+    if (!(facts.element.dim(d) == shape.dim(d))) facts.element.mutable_dims()[d] = UnknownDim();
+  }
+}
+
+std::optional<SequenceFacts> TraceSequence(const ir::Graph& graph, ir::ValueId id,
+                                           const RuleOptions& options, int depth);
+
+// A Loop's carried sequence `k`: its initial value plus, per trip, what the
+// body inserts into it (a chain of SequenceInsert/Identity from body input
+// 2+k to body output 1+k).
+std::optional<SequenceFacts> LoopSequence(const ir::Graph& graph, const ir::Node& loop, size_t k,
+                                          const RuleOptions& options, int depth) {
+  if (2 + k >= loop.inputs.size() || !loop.inputs[2 + k].valid()) return std::nullopt;
+  std::optional<SequenceFacts> facts = TraceSequence(graph, loop.inputs[2 + k], options, depth + 1);
+  const ir::Graph* body = FindBody(loop, "body");
+  if (!facts || !facts->length || body == nullptr) return std::nullopt;
+  const NodeView view(graph, loop, options);
+  std::vector<OutputType> body_inputs = {WithShape(ir::DType::kInt64, ir::Shape({})),
+                                         WithShape(ir::DType::kBool, ir::Shape({}))};
+  for (size_t i = 2; i < loop.inputs.size(); ++i) body_inputs.push_back(LikeInput(view, i));
+  InferredBody inferred = InferBody(view, *body, body_inputs);
+  const ir::Graph& g = inferred.graph;
+  if (2 + k >= g.inputs().size() || 1 + k >= g.outputs().size()) return std::nullopt;
+  int64_t inserts = 0;
+  ir::ValueId at = g.outputs()[1 + k];
+  for (int hops = 0; at != g.inputs()[2 + k]; ++hops) {
+    const ir::Value& v = g.value(at);
+    if (hops > kMaxSequenceTrace || v.kind != ir::ValueKind::kNodeOutput) return std::nullopt;
+    const ir::Node& producer = g.node(v.producer);
+    if (producer.inputs.empty() || !producer.inputs[0].valid()) return std::nullopt;
+    if (producer.kind == ir::OpKind::kSequenceInsert && producer.inputs.size() >= 2 &&
+        producer.inputs[1].valid()) {
+      const ir::Value& element = g.value(producer.inputs[1]);
+      AddElement(*facts, element.dtype, element.shape);
+      ++inserts;
+    } else if (producer.kind != ir::OpKind::kIdentity) {
+      return std::nullopt;
+    }
+    at = producer.inputs[0];
+  }
+  const auto [trips, estimate] = TripCount(view, inferred);
+  facts->length = *facts->length + inserts * trips;
+  if (inserts > 0 && !estimate.empty()) facts->estimate = estimate;
+  return facts;
+}
+
+std::optional<SequenceFacts> TraceSequence(const ir::Graph& graph, ir::ValueId id,
+                                           const RuleOptions& options, int depth) {
+  if (depth > kMaxSequenceTrace || !id.valid()) return std::nullopt;
+  const ir::Value& v = graph.value(id);
+  if (v.kind != ir::ValueKind::kNodeOutput) return std::nullopt;
+  const ir::Node& node = graph.node(v.producer);
+  auto input = [&](size_t i) -> const ir::Value* {
+    return i < node.inputs.size() && node.inputs[i].valid() ? &graph.value(node.inputs[i])
+                                                            : nullptr;
+  };
+  switch (node.kind) {
+    case ir::OpKind::kSequenceEmpty: {
+      SequenceFacts facts;
+      facts.dtype =
+          static_cast<ir::DType>(node.GetInt("dtype", static_cast<int64_t>(ir::DType::kFloat)));
+      facts.length = 0;
+      return facts;
+    }
+    case ir::OpKind::kSequenceConstruct: {
+      SequenceFacts facts;
+      facts.length = static_cast<int64_t>(node.inputs.size());
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (input(i) == nullptr) return std::nullopt;
+        AddElement(facts, input(i)->dtype, input(i)->shape);
+      }
+      return facts;
+    }
+    case ir::OpKind::kSequenceInsert:
+    case ir::OpKind::kSequenceErase: {
+      std::optional<SequenceFacts> facts = TraceSequence(graph, node.inputs[0], options, depth + 1);
+      if (!facts) return std::nullopt;
+      if (node.kind == ir::OpKind::kSequenceErase) {
+        if (facts->length && *facts->length > 0) facts->length = *facts->length - 1;
+        return facts;
+      }
+      if (input(1) == nullptr) return std::nullopt;
+      AddElement(*facts, input(1)->dtype, input(1)->shape);
+      if (facts->length) facts->length = *facts->length + 1;
+      return facts;
+    }
+    case ir::OpKind::kSplitToSequence: {
+      // Without `split`: one element per index along the axis.
+      const ir::Value* x = input(0);
+      if (x == nullptr || input(1) != nullptr || !x->shape.has_rank()) return std::nullopt;
+      std::optional<int64_t> axis =
+          NormalizeAxis(node.GetInt("axis", 0), static_cast<int64_t>(x->shape.rank()));
+      if (!axis) return std::nullopt;
+      std::optional<int64_t> along = DimValue(x->shape.dim(*axis));
+      if (!along) return std::nullopt;
+      std::vector<ir::Dim> dims = x->shape.dims();
+      if (node.GetInt("keepdims", 1) != 0) {
+        dims[*axis] = KnownDim(1);
+      } else {
+        dims.erase(dims.begin() + *axis);
+      }
+      SequenceFacts facts;
+      facts.dtype = x->dtype;
+      facts.element = ir::Shape::FromDims(std::move(dims));
+      facts.any_element = true;
+      facts.length = along;
+      return facts;
+    }
+    case ir::OpKind::kLoop: {
+      size_t k = 0;
+      while (k < node.outputs.size() && node.outputs[k] != id) ++k;
+      return LoopSequence(graph, node, k, options, depth);
+    }
+    case ir::OpKind::kIdentity:
+      return TraceSequence(graph, node.inputs.empty() ? ir::ValueId() : node.inputs[0], options,
+                           depth + 1);
+    default:
+      return std::nullopt;
+  }
+}
+
 // True when body output `output` is body input `input`, directly or
 // through Identity nodes.
 bool PassesThroughInput(const ir::Graph& body, size_t output, size_t input) {
@@ -80,6 +237,41 @@ bool PassesThroughInput(const ir::Graph& body, size_t output, size_t input) {
   for (size_t hops = 0; hops <= body.num_nodes(); ++hops) {
     if (id == body.inputs()[input]) return true;
     const ir::Value& v = body.value(id);
+    if (v.kind != ir::ValueKind::kNodeOutput) return false;
+    const ir::Node& producer = body.node(v.producer);
+    if (producer.kind != ir::OpKind::kIdentity || producer.inputs.empty()) return false;
+    id = producer.inputs[0];
+  }
+  return false;
+}
+
+// The trip count of a Loop whose body is `inferred`, and why it is an
+// estimate (empty when it is exact): M when it is a constant and the body
+// passes its condition through; M as an upper bound when the body computes
+// its condition; RuleOptions::loop_trips when M is not a constant.
+std::pair<int64_t, std::string> TripCount(const NodeView& node, const InferredBody& inferred) {
+  std::optional<int64_t> max_trips = node.has_input(0) ? node.scalar(0) : std::nullopt;
+  const bool counted = max_trips && *max_trips >= 0 && *max_trips <= kMaxStaticTrips;
+  if (!counted) {
+    const int64_t trips = node.options().loop_trips;
+    return {trips,
+            absl::StrCat(trips, " trips (the trip count is not a constant; --loop-trips sets it)")};
+  }
+  const bool always_true = ConstantTrue(inferred.graph, 0);
+  if (PassesThroughInput(inferred.graph, 0, 1) || always_true) return {*max_trips, ""};
+  return {*max_trips,
+          absl::StrCat(*max_trips,
+                       " trips (the max-trip input; the body's condition may end it sooner)")};
+}
+
+// True when body output `output` is a known true value, directly or
+// through Identity nodes (exporters write `cond_out = Identity(true)`).
+bool ConstantTrue(const ir::Graph& body, size_t output) {
+  if (output >= body.outputs().size()) return false;
+  ir::ValueId id = body.outputs()[output];
+  for (size_t hops = 0; hops <= body.num_nodes() && id.valid(); ++hops) {
+    const ir::Value& v = body.value(id);
+    if (v.int_data) return v.int_data->size() == 1 && (*v.int_data)[0] != 0;
     if (v.kind != ir::ValueKind::kNodeOutput) return false;
     const ir::Node& producer = body.node(v.producer);
     if (producer.kind != ir::OpKind::kIdentity || producer.inputs.empty()) return false;
@@ -157,6 +349,14 @@ Outputs LoopRule(const NodeView& node) {
 
   Outputs outputs;
   for (size_t i = 0; i < node.num_outputs() && i < carried; ++i) {
+    const ir::Value* in =
+        node.has_input(2 + i) ? &node.graph().value(node.node().inputs[2 + i]) : nullptr;
+    if (in != nullptr && in->type_kind == ir::TypeKind::kSequence) {
+      OutputType sequence;
+      sequence.type_kind = ir::TypeKind::kSequence;
+      outputs.push_back(std::move(sequence));
+      continue;
+    }
     OutputType initial = LikeInput(node, 2 + i);
     if (!initial.shape.IsStatic() && inferred) {
       OutputType from_body = FromBodyValue(inferred->output(1 + i));
@@ -166,23 +366,8 @@ Outputs LoopRule(const NodeView& node) {
   }
   if (!inferred) return outputs;
 
-  // The trip count, and why it may be an estimate.
-  std::optional<int64_t> max_trips = node.has_input(0) ? node.scalar(0) : std::nullopt;
-  const bool counted = max_trips && *max_trips >= 0 && *max_trips <= kMaxStaticTrips;
-  std::string estimate;
-  int64_t trips = counted ? *max_trips : node.options().loop_trips;
-  if (!counted) {
-    estimate =
-        absl::StrCat(trips, " trips (the trip count is not a constant; --loop-trips sets it)");
-  } else if (const ir::Value* cond_out = inferred->output(0); cond_out != nullptr) {
-    const bool passes_input = PassesThroughInput(inferred->graph, 0, 1);
-    const bool always_true =
-        cond_out->int_data && cond_out->int_data->size() == 1 && (*cond_out->int_data)[0] != 0;
-    if (!passes_input && !always_true) {
-      estimate = absl::StrCat(
-          trips, " trips (the max-trip input; the body's condition may end it sooner)");
-    }
-  }
+  const auto [trips, trip_estimate] = TripCount(node, *inferred);
+  std::string estimate = trip_estimate;
   if (estimate.empty()) estimate = NestedEstimate(*inferred);
   for (size_t i = carried; i < node.num_outputs(); ++i) {
     OutputType per_trip = FromBodyValue(inferred->output(1 + i));
@@ -197,6 +382,63 @@ Outputs LoopRule(const NodeView& node) {
     outputs.push_back(std::move(t));
   }
   return outputs;
+}
+
+}  // namespace autopar::passes::shape_rules
+
+namespace autopar::passes::shape_rules {
+
+// SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase,
+// SplitToSequence: a sequence (Note [Sequence facts]).
+Outputs SequenceRule(const NodeView& /*node*/) {
+  OutputType sequence;
+  sequence.type_kind = ir::TypeKind::kSequence;
+  return {sequence};
+}
+
+// ConcatFromSequence(seq, axis, new_axis): the elements' shape with the
+// length inserted as a new axis, or multiplying the axis they are joined on.
+Outputs ConcatFromSequenceRule(const NodeView& node) {
+  std::optional<SequenceFacts> facts =
+      node.has_input(0) ? TraceSequence(node.graph(), node.node().inputs[0], node.options(), 0)
+                        : std::nullopt;
+  if (!facts || !facts->any_element || !facts->element.has_rank() || !facts->length) {
+    return {Unranked(facts ? facts->dtype : ir::DType::kUndefined)};
+  }
+  std::vector<ir::Dim> dims = facts->element.dims();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const bool new_axis = node.GetInt("new_axis", 0) != 0;
+  std::optional<int64_t> axis = NormalizeAxis(node.GetInt("axis", 0), new_axis ? rank + 1 : rank);
+  if (!axis) return {Unranked(facts->dtype)};
+  if (new_axis) {
+    dims.insert(dims.begin() + *axis, KnownDim(facts->length));
+  } else {
+    dims[*axis] = MulDims(KnownDim(facts->length), dims[*axis]);
+  }
+  OutputType t = WithDims(facts->dtype, std::move(dims));
+  t.estimate = facts->estimate;
+  return {t};
+}
+
+// SequenceAt(seq, i): one element.
+Outputs SequenceAtRule(const NodeView& node) {
+  std::optional<SequenceFacts> facts =
+      node.has_input(0) ? TraceSequence(node.graph(), node.node().inputs[0], node.options(), 0)
+                        : std::nullopt;
+  if (!facts || !facts->any_element)
+    return {Unranked(facts ? facts->dtype : ir::DType::kUndefined)};
+  return {WithShape(facts->dtype, facts->element)};
+}
+
+// SequenceLength(seq): an int64 scalar, known when the length is exact.
+Outputs SequenceLengthRule(const NodeView& node) {
+  OutputType t = WithShape(ir::DType::kInt64, ir::Shape(std::vector<int64_t>{}));
+  std::optional<SequenceFacts> facts =
+      node.has_input(0) ? TraceSequence(node.graph(), node.node().inputs[0], node.options(), 0)
+                        : std::nullopt;
+  if (facts && facts->length && facts->estimate.empty())
+    t.int_data = std::vector<int64_t>{*facts->length};
+  return {t};
 }
 
 }  // namespace autopar::passes::shape_rules

@@ -231,6 +231,10 @@ Outputs DataDependentRule(const NodeView& node);
 // --- Rules: control flow (shape_rules_control_flow.cc) -------------------------
 Outputs IfRule(const NodeView& node);
 Outputs LoopRule(const NodeView& node);
+Outputs SequenceRule(const NodeView& node);
+Outputs ConcatFromSequenceRule(const NodeView& node);
+Outputs SequenceAtRule(const NodeView& node);
+Outputs SequenceLengthRule(const NodeView& node);
 
 }  // namespace autopar::passes::shape_rules
 

@@ -398,5 +398,90 @@ TEST(InferShapesTest, ShapeOfWhatTheLibraryCannotTypeDoesNotCrashIt) {
   EXPECT_EQ(*y.int_data, std::vector<int64_t>{2});
 }
 
+// Greedy decoding as torch.jit.script exports it: a Loop fills a sequence,
+// one element per trip, and ConcatFromSequence stacks it afterwards. (ONNX
+// 1.12's text format has no sequence types: `acc` and `acc_out` are made
+// sequences by SequenceLoop().)
+constexpr char kSequenceLoop[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (int64 steps, float[2,4] h) => (float[?,?,?] stacked, int64 n) {
+    cond = Constant <value = bool {1}> ()
+    empty = SequenceEmpty <dtype = 1> ()
+    last, filled = Loop(steps, cond, h, empty) <
+      body = body_g (int64 i, bool c, float[2,4] hv, float acc) =>
+                    (bool c_out, float[2,4] h_out, float acc_out) {
+        c_out = Identity(c)
+        h_out = Tanh(hv)
+        acc_out = SequenceInsert(acc, h_out)
+      }
+    >
+    stacked = ConcatFromSequence <axis = 1, new_axis = 1> (filled)
+    n = SequenceLength(filled)
+    first_index = Constant <value = int64 {0}> ()
+    first = SequenceAt(filled, first_index)
+  }
+)";
+
+Reported SequenceLoop(const ShapeOptions& options) {
+  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(kSequenceLoop);
+  if (!proto.ok()) return {proto.status(), {}, {}};
+  for (onnx::NodeProto& node : *proto->mutable_graph()->mutable_node()) {
+    if (node.op_type() != "Loop") continue;
+    onnx::GraphProto* body = node.mutable_attribute(0)->mutable_g();
+    for (onnx::ValueInfoProto* v : {body->mutable_input(3), body->mutable_output(2)}) {
+      onnx::TypeProto sequence;
+      sequence.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+          onnx::TensorProto::FLOAT);
+      *v->mutable_type() = sequence;
+    }
+  }
+  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*proto);
+  if (!model.ok()) return {model.status(), {}, {}};
+  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
+  if (!graph.ok()) return {graph.status(), {}, {}};
+  Reported r{absl::OkStatus(), *std::move(graph), {}};
+  absl::StatusOr<ShapeReport> report = InferShapesWithReport(*model, options, r.graph);
+  if (report.ok()) {
+    r.report = *std::move(report);
+  } else {
+    r.status = report.status();
+  }
+  return r;
+}
+
+TEST(InferShapesTest, SequenceFilledByALoopHasOneElementPerTrip) {
+  ShapeOptions options;
+  options.input_values["steps"] = {5};
+  Reported r = SequenceLoop(options);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "stacked"), "[2,5,4]");
+  EXPECT_EQ(ShapeOf(r.graph, "first"), "[2,4]");
+  const ir::Value& n = r.graph.value(*r.graph.FindValue("n"));
+  ASSERT_TRUE(n.int_data.has_value());
+  EXPECT_EQ(*n.int_data, std::vector<int64_t>{5});
+  EXPECT_EQ(r.graph.value(*r.graph.FindValue("filled")).type_kind, ir::TypeKind::kSequence);
+  EXPECT_TRUE(r.report.estimates.empty());
+}
+
+TEST(InferShapesTest, SequenceLengthOfAnUncountedLoopIsAnEstimate) {
+  ShapeOptions options;
+  options.loop_trips = 3;
+  Reported r = SequenceLoop(options);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ShapeOf(r.graph, "stacked"), "[2,3,4]");
+  ASSERT_EQ(r.report.estimates.size(), 1u);
+  EXPECT_EQ(r.report.estimates[0].kind, EstimateKind::kLoopTrips);
+  EXPECT_EQ(r.report.estimates[0].value, "stacked");
+  EXPECT_TRUE(r.graph.value(*r.graph.FindValue("stacked")).shape_estimated);
+  EXPECT_FALSE(r.graph.value(*r.graph.FindValue("first")).shape_estimated);
+  // Not an exact length: SequenceLength stays a runtime value.
+  EXPECT_FALSE(r.graph.value(*r.graph.FindValue("n")).int_data.has_value());
+
+  ShapeOptions strict = options;
+  strict.estimate = false;
+  EXPECT_THAT(SequenceLoop(strict).status.message(),
+              HasSubstr("'stacked' from ConcatFromSequence"));
+}
+
 }  // namespace
 }  // namespace autopar::passes

@@ -1,0 +1,65 @@
+// The model zoo end to end: every model exported by tests/zoo/export_zoo.py
+// is inspected (info), costed (cost), split on 4 devices by SGP and by a
+// seeded random node placement (both with --stages), and each deployment run
+// in ONNX Runtime against the unsplit model (atol/rtol 1e-4). The table of
+// results (model, source, nodes, estimates used, split ok, max abs error) is
+// printed as a diagnostic and written to ZOO_DIR/zoo_table.md.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, autopar, randomPlacementFile, splitAndRun, tempDir } from '../e2e/helpers.mjs';
+
+const ZOO_DIR = process.env.AUTOPAR_ZOO_DIR;
+const DEVICES = 4;
+const RANDOM_SEED = 7;
+const manifestPath = ZOO_DIR && join(ZOO_DIR, 'zoo.json');
+const missing = !CLI ? 'AUTOPAR_CLI not set (run through ctest)'
+  : !ZOO_DIR ? 'AUTOPAR_ZOO_DIR not set'
+    : !existsSync(manifestPath) ? `${manifestPath} missing: the export_zoo fixture should have written it` : false;
+const manifest = missing ? { models: [] } : JSON.parse(readFileSync(manifestPath, 'utf8'));
+const only = process.env.ZOO_MODELS?.split(',');
+const models = manifest.models.filter((m) => !only || only.includes(m.name));
+const rows = [];
+
+test('the zoo holds at least 30 models', { skip: missing }, () => {
+  assert.ok(manifest.models.length >= 30, `only ${manifest.models.length} models in ${manifestPath}`);
+});
+
+for (const m of models) {
+  test(`${m.name}: info, cost, SGP and random splits match the unsplit model in ORT`, { skip: missing, timeout: 300000 }, () => {
+    const model = join(ZOO_DIR, m.file);
+    const row = { name: m.name, source: m.source, nodes: m.nodes, estimates: '', ok: false, maxAbs: NaN };
+    rows.push(row);
+    const info = autopar(['info', model, ...m.autopar]);
+    assert.equal(info.code, 0, `info: ${info.stderr}`);
+    const cost = autopar(['cost', model, ...m.autopar]);
+    assert.equal(cost.code, 0, `cost: ${cost.stderr}`);
+    assert.match(cost.stdout, /total/);
+
+    const work = tempDir(`zoo-${m.name}`);
+    const runnerArgs = ['--check', model, '--seed', '3', ...m.runner];
+    const sgp = splitAndRun(model, join(work, 'sgp'), ['--devices', String(DEVICES), '--quiet', ...m.autopar], runnerArgs);
+    assert.equal(sgp.report.check.ok, true, `SGP split differs: ${JSON.stringify(sgp.report.check).slice(0, 500)}`);
+    assert.equal(sgp.plan.devices.length, DEVICES);
+    // Every estimate is listed once on stderr per kind and in plan.json.
+    const kinds = [...new Set(sgp.plan.estimates.map((e) => e.kind))];
+    row.estimates = kinds.map((k) => `${k} ×${sgp.plan.estimates.filter((e) => e.kind === k).length}`).join(', ');
+    if (kinds.length > 0) assert.match(info.stderr, /estimated \d+ /);
+
+    const placement = randomPlacementFile(sgp.plan, DEVICES, RANDOM_SEED, work);
+    const random = splitAndRun(model, join(work, 'random'), ['--devices', String(DEVICES), '--placement', placement, ...m.autopar], runnerArgs);
+    assert.equal(random.report.check.ok, true, `random split differs: ${JSON.stringify(random.report.check).slice(0, 500)}`);
+    assert.equal(random.plan.algorithm, 'given');
+    row.maxAbs = Math.max(sgp.report.check.max_abs, random.report.check.max_abs);
+    row.ok = true;
+  });
+}
+
+test.after(() => {
+  if (missing || rows.length === 0) return;
+  const lines = ['| model | source | nodes | estimates used | split ok | max abs error |', '|---|---|---|---|---|---|'];
+  for (const r of rows) lines.push(`| ${r.name} | ${r.source} | ${r.nodes} | ${r.estimates || '—'} | ${r.ok ? 'yes' : 'NO'} | ${Number.isNaN(r.maxAbs) ? '—' : r.maxAbs.toExponential(2)} |`);
+  writeFileSync(join(ZOO_DIR, 'zoo_table.md'), `${lines.join('\n')}\n`);
+  console.log(lines.map((l) => `# ${l}`).join('\n'));
+});
