@@ -53,10 +53,10 @@ double HostCalibration::ThreadSpeedup(int threads) const {
 }
 
 HostCalibration DefaultHostCalibration() {
-  return HostCalibration{.transfer_latency_us = 100,
-                         .transfer_bytes_per_s = 1e9,
-                         .stage_run_us = 100,
-                         .cut_us = 30,
+  return HostCalibration{.transfer_latency_us = 10,
+                         .transfer_bytes_per_s = 1e10,
+                         .stage_run_us = 15,
+                         .cut_us = 130,
                          .thread_speedup = {{1, 1.0}, {2, 1.7}}};
 }
 

@@ -44,12 +44,13 @@ struct HostCalibration {
   double ThreadSpeedup(int threads) const;
 };
 
-/// What a `cpu:KxT` cluster assumes without a calibration file:
-/// Node.js worker threads handing over tensors by message (latency 100 µs,
-/// 1 GB/s), a stage run of 100 µs (an ONNX Runtime session.run with input
-/// binding), 30 µs per cut tensor edge, and two threads 1.7× one thread (the
-/// middle of what 2 threads gave on the exported models), more threads
-/// gaining 0.7 each.
+/// What a `cpu:KxT` cluster assumes without a calibration file, rounded from
+/// tools/fidelity/host_calibration.json (a 2-core VM): worker threads handing
+/// over tensors by message (10 µs, 10 GB/s: the runner moves buffers, which
+/// costs little more than the latency), a stage run of 15 µs (session.run
+/// with input binding), 130 µs per cut tensor edge, and two threads 1.7× one
+/// thread (the middle of 1.53–1.92× measured for the unsplit exported models
+/// on an idle host), more threads gaining 0.7 each.
 HostCalibration DefaultHostCalibration();
 
 /// Reads the calibration JSON over the defaults; errors name the field.

@@ -360,6 +360,7 @@ void Simulator::PrepareStages() {
   unit_level_.assign(n, 0);
   int32_t max_level = 0;
   for (uint32_t u = 0; u < n; ++u) {
+    if (is_constant_[u]) continue;  // level 0, copied wherever it is read
     for (uint32_t e : graph_.in_edges(u)) {
       const uint32_t src = graph_.edge_src(e);
       const int hop = device[src] != device[u] && !is_constant_[src] ? 1 : 0;
@@ -368,20 +369,37 @@ void Simulator::PrepareStages() {
     max_level = std::max(max_level, unit_level_[u]);
   }
   // 2. Stages: the (level, device) pairs in use, numbered in that order.
+  //    A Constant forms no stage of its own: the rewriter copies it into the
+  //    stages that read it, so it runs with its device's first stage (or, on
+  //    a device with nothing else, in a level-0 stage).
   stage_of_key_.assign(static_cast<size_t>(max_level + 1) * num_devices, kNoStage);
+  first_stage_of_device_.assign(num_devices, kNoStage);
   for (uint32_t u = 0; u < n; ++u) {
+    if (is_constant_[u]) continue;
     stage_of_key_[static_cast<size_t>(unit_level_[u]) * num_devices + device[u]] = 0;
+    first_stage_of_device_[device[u]] = 0;
+  }
+  for (uint32_t u = 0; u < n; ++u) {
+    if (is_constant_[u] && first_stage_of_device_[device[u]] == kNoStage) {
+      stage_of_key_[device[u]] = 0;
+    }
   }
   stage_device_.clear();
+  first_stage_of_device_.assign(num_devices, kNoStage);
   for (size_t key = 0; key < stage_of_key_.size(); ++key) {
     if (stage_of_key_[key] == kNoStage) continue;
+    const auto d = static_cast<int32_t>(key % num_devices);
+    if (first_stage_of_device_[d] == kNoStage) first_stage_of_device_[d] = num_stages_;
     stage_of_key_[key] = num_stages_++;
-    stage_device_.push_back(static_cast<int32_t>(key % num_devices));
+    stage_device_.push_back(d);
   }
   stage_of_.resize(n);
   stage_unit_offsets_.assign(num_stages_ + 1, 0);
   for (uint32_t u = 0; u < n; ++u) {
-    stage_of_[u] = stage_of_key_[static_cast<size_t>(unit_level_[u]) * num_devices + device[u]];
+    stage_of_[u] =
+        is_constant_[u]
+            ? first_stage_of_device_[device[u]]
+            : stage_of_key_[static_cast<size_t>(unit_level_[u]) * num_devices + device[u]];
     ++stage_unit_offsets_[stage_of_[u] + 1];
   }
   for (uint32_t s = 0; s < num_stages_; ++s) stage_unit_offsets_[s + 1] += stage_unit_offsets_[s];

@@ -34,7 +34,9 @@
 // way: `cpu:KxT` clusters) a device runs stages, not units. A unit's stage is
 // (level, device), level being the greatest number of cross-device hops on a
 // path to it (a Constant's output is copied, not sent: no hop), numbered in
-// (level, device) order — the stages passes/partition.h writes. A stage for
+// (level, device) order — the stages passes/partition.h writes (a Constant
+// joins its device's first stage: the rewriter copies it where it is read). A
+// stage for
 // micro-batch m becomes ready when every tensor it reads from another stage
 // has arrived for m; a free device starts the ready stage with the smallest
 // (micro-batch, stage index); it is busy for stage_run_us + cut_us per tensor
@@ -218,9 +220,10 @@ class Simulator {
   std::vector<int64_t> running_stage_;           // per device: stage instance, or -1
   std::vector<uint32_t> stage_mark_;             // scratch: dedupes reader stages
   uint32_t mark_epoch_ = 0;
-  std::vector<uint32_t> stage_of_key_;     // scratch: (level, device) -> stage
-  std::vector<uint32_t> scratch_offsets_;  // scratch: filling stage_units_
-  std::vector<uint8_t> is_constant_;       // per unit: a Constant (copied, never sent)
+  std::vector<uint32_t> stage_of_key_;           // scratch: (level, device) -> stage
+  std::vector<uint32_t> first_stage_of_device_;  // scratch
+  std::vector<uint32_t> scratch_offsets_;        // scratch: filling stage_units_
+  std::vector<uint8_t> is_constant_;             // per unit: a Constant (copied, never sent)
   static constexpr uint32_t kNoStage = 0xffffffffu;
 };
 

@@ -1,5 +1,6 @@
 #include "pipeline/planning.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/container/flat_hash_map.h"
@@ -99,6 +100,7 @@ Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm
   Plan plan;
   plan.algorithm = algorithm;
   plan.node_placement = std::move(node_placement);
+  plan.microbatches = std::max(1, microbatches);
   costmodel::Simulator simulator(nodes, problem.cluster);
   plan.simulation =
       simulator.Run(plan.node_placement, {.microbatches = microbatches, .record_timeline = true});

@@ -108,6 +108,8 @@ struct Plan {
   /// the search handed back a node-level placement of its own.
   costmodel::Placement node_placement;
   double search_time_ms = 0;
+  /// Micro-batches per step, each the model as given.
+  int microbatches = 1;
   /// The node-level simulation of node_placement, timeline included.
   costmodel::SimulationResult simulation;
   costmodel::LowerBound lower_bound;

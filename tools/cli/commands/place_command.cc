@@ -109,6 +109,7 @@ nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
           {"busy_us", busy},
           {"cut_edges", plan.cut_edges},
           {"comm_bytes", sim.comm_bytes},
+          {"microbatches", plan.microbatches},
           {"costs", costmodel::CostSourceJson(problem.cost_source)},
           {"placement", placement}};
 }
