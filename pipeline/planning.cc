@@ -125,12 +125,27 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
     if (options.on_progress) options.on_progress(p);
   };
   if (on_phase) on_phase(absl::StrCat("placement (", algorithm, ")"));
+  // A search may refine below the units (TGA): it sees the nodes, and which
+  // units hold nodes that must share a device.
+  if (problem.coarsening) {
+    recorded.nodes.graph = &problem.node_graph();
+    recorded.nodes.unit_of_node = &problem.coarsening->unit_of_node;
+    recorded.nodes.locked_units.assign(units.num_units(), 0);
+    const std::vector<std::pair<uint32_t, uint32_t>> colocated =
+        problem.model ? passes::NonTensorColocations(problem.model->graph)
+                      : std::vector<std::pair<uint32_t, uint32_t>>{};
+    for (const auto& [a, b] : colocated) {
+      recorded.nodes.locked_units[problem.coarsening->unit_of_node[a]] = 1;
+      recorded.nodes.locked_units[problem.coarsening->unit_of_node[b]] = 1;
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<costmodel::Placement> placement =
-      search::Place(algorithm, units, problem.cluster, recorded);
+  absl::StatusOr<search::SearchResult> found =
+      search::PlaceDetailed(algorithm, units, problem.cluster, recorded);
   const double search_time_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!placement.ok()) return placement.status();
+  if (!found.ok()) return found.status();
+  costmodel::Placement* placement = &found->units;
   if (absl::Status s = costmodel::CheckPlacement(units, problem.cluster, *placement); !s.ok()) {
     return absl::InternalError(
         absl::StrCat(algorithm, " returned an invalid placement: ", s.message()));
@@ -138,10 +153,20 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   if (on_phase) on_phase("simulate (nodes, timeline)");
   // Each node goes where its unit went; coarsening kept every group that must
   // share a device in one unit (Note [One judgement]).
-  costmodel::Placement nodes =
-      problem.coarsening ? passes::ExpandPlacement(*problem.coarsening, *placement) : *placement;
+  costmodel::Placement nodes = *placement;
+  if (!found->nodes.device.empty()) {
+    if (absl::Status s =
+            costmodel::CheckPlacement(problem.node_graph(), problem.cluster, found->nodes);
+        !s.ok()) {
+      return absl::InternalError(
+          absl::StrCat(algorithm, " returned an invalid node placement: ", s.message()));
+    }
+    nodes = std::move(found->nodes);
+  } else if (problem.coarsening) {
+    nodes = passes::ExpandPlacement(*problem.coarsening, *placement);
+  }
   Plan plan = JudgePlacement(problem, algorithm, std::move(nodes), options.microbatches);
-  plan.unit_placement = *std::move(placement);
+  plan.unit_placement = std::move(*placement);
   plan.search_time_ms = search_time_ms;
   plan.progress = std::move(progress);
   return plan;

@@ -125,8 +125,10 @@ struct Plan {
 };
 
 /// Runs `algorithm` on the problem's units and judges the placement it
-/// writes. The search's progress is recorded in the plan and passed on to
-/// options.on_progress.
+/// writes. A model's search also sees its nodes (SearchOptions::nodes, the
+/// units holding nodes that must share a device locked), so that TGA can
+/// refine below the units. The search's progress is recorded in the plan and
+/// passed on to options.on_progress.
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options,
                               const PhaseCallback& on_phase = {});

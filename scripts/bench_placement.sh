@@ -12,6 +12,9 @@
 # units, 2 and 8 devices, a 1 s budget (a few minutes). See
 # tools/bench/placement_bench.cc for the other flags (--algos, --families,
 # --models, --max-units, --max-units-for ALGO=N, --time-budget S, --csv FILE).
+# --node-level judges every plan node by node instead (list schedulers on the
+# nodes, TGA refining below its units; --sizes, --devices, --memory, and
+# algorithm names such as tga@10 for TGA with 10 s).
 #
 #   BUILD_DIR=build MODELS_DIR=build/models CSV=build/placement_bench.csv
 #   SKIP_EXPORT=1 (use whatever models MODELS_DIR has)

@@ -18,8 +18,12 @@ namespace {
 
 /// Step 5: units of each side tried in exchanges.
 constexpr size_t kSwapCandidates = 8;
-/// The default simulation budget: 4 per unit + 256, at most this many.
+/// The default simulation budget: 4 per unit + 256, at most kMaxSimulations
+/// and at most kRepairUnitRuns / units (a run costs O(V log V): large graphs
+/// get fewer), never below kMinSimulations.
 constexpr int64_t kMaxSimulations = 4096;
+constexpr int64_t kMinSimulations = 64;
+constexpr int64_t kRepairUnitRuns = 4000000;
 
 int64_t OverBytes(const SimulationResult& result, const Cluster& cluster, int device) {
   return result.devices[device].peak_memory_bytes - cluster.device(device).memory_bytes;
@@ -89,9 +93,11 @@ std::optional<Placement> RepairMemory(const CostGraph& graph, const Cluster& clu
                                       Placement start, const MemoryRepairOptions& options) {
   const int num_devices = cluster.num_devices();
   const uint32_t n = graph.num_units();
-  const int64_t max_simulations = options.max_simulations > 0
-                                      ? options.max_simulations
-                                      : std::min<int64_t>(4 * int64_t{n} + 256, kMaxSimulations);
+  const int64_t max_simulations =
+      options.max_simulations > 0
+          ? options.max_simulations
+          : std::max(kMinSimulations, std::min({4 * int64_t{n} + 256, kMaxSimulations,
+                                                kRepairUnitRuns / std::max<int64_t>(1, n)}));
   const costmodel::SimulationOptions sim_options{.microbatches = options.microbatches};
   costmodel::Simulator simulator(graph, cluster);
 

@@ -26,7 +26,8 @@ namespace autopar::search {
 struct MemoryRepairOptions {
   /// Micro-batches the plan will run with (the simulator's setting).
   int microbatches = 1;
-  /// Simulations the repair may spend; 0: 4 × units + 256, at most 4096.
+  /// Simulations the repair may spend; 0: 4 × units + 256, at most 4096 and
+  /// at most 4,000,000 / units, at least 64.
   int64_t max_simulations = 0;
 };
 

@@ -22,6 +22,21 @@ std::vector<std::string> AlgorithmNames() {
   };
 }
 
+absl::StatusOr<SearchResult> PlaceDetailed(std::string_view algorithm,
+                                           const costmodel::CostGraph& graph,
+                                           const costmodel::Cluster& cluster,
+                                           const SearchOptions& options) {
+  if (algorithm == "tga" && options.nodes.graph != nullptr) {
+    absl::StatusOr<TgaResult> tga = RunTga(graph, cluster, options, TgaOptionsFor(options));
+    if (!tga.ok()) return tga.status();
+    return SearchResult{.units = std::move(tga->placement),
+                        .nodes = std::move(tga->node_placement)};
+  }
+  absl::StatusOr<costmodel::Placement> units = Place(algorithm, graph, cluster, options);
+  if (!units.ok()) return units.status();
+  return SearchResult{.units = *std::move(units)};
+}
+
 absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
                                            const costmodel::CostGraph& graph,
                                            const costmodel::Cluster& cluster,

@@ -26,6 +26,18 @@ struct Progress {
   double elapsed_s = 0;
 };
 
+/// The node graph a unit graph was coarsened from, for searches that refine
+/// below the units (TGA). Unset (graph null) when the units are all there is.
+struct NodeLevel {
+  /// Must outlive the search.
+  const costmodel::CostGraph* graph = nullptr;
+  /// Node → its unit; the units' graph is the one the search is given.
+  const std::vector<uint32_t>* unit_of_node = nullptr;
+  /// Per unit, 1 when its nodes must stay on one device (values Send/Recv
+  /// cannot carry join some of them); empty: no unit is locked.
+  std::vector<uint8_t> locked_units;
+};
+
 struct SearchOptions {
   uint64_t seed = 1;
   /// Wall-clock budget of iterative searches (TGA); one-shot ones ignore it.
@@ -41,6 +53,18 @@ struct SearchOptions {
   int microbatches = 1;
   /// Called now and then by iterative searches; may be empty.
   std::function<void(const Progress&)> on_progress;
+  /// Set to let a search refine below the units (TGA does).
+  NodeLevel nodes;
+};
+
+/// What Place() found.
+struct SearchResult {
+  /// A device (and maybe priorities) per unit.
+  costmodel::Placement units;
+  /// A device (and priorities) per node of options.nodes.graph when the search
+  /// refined below the units; empty otherwise (then each node goes where its
+  /// unit went).
+  costmodel::Placement nodes;
 };
 
 /// Names Place() accepts, in the order `compare` lists them.
@@ -51,6 +75,13 @@ std::vector<std::string> AlgorithmNames();
 /// the model needs and how many devices would do), and InvalidArgument for an
 /// unknown name.
 absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
+                                           const costmodel::CostGraph& graph,
+                                           const costmodel::Cluster& cluster,
+                                           const SearchOptions& options);
+
+/// Place(), with the node-level placement of a search that refined below the
+/// units (options.nodes).
+absl::StatusOr<SearchResult> PlaceDetailed(std::string_view algorithm,
                                            const costmodel::CostGraph& graph,
                                            const costmodel::Cluster& cluster,
                                            const SearchOptions& options);

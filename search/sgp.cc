@@ -31,8 +31,18 @@
 //     memory: then it never does), else one simulation. When the chosen plan overflows the other is
 //     tried; when both do, both are made again with each overflowing device's budget cut by its
 //     overflow (at most kMaxMemoryRepairs times).
+//  6. Post-pass: when both the segments and the list schedule fit, the
+//     simulator picks between them (SGP's estimates can be wrong on wide
+//     graphs); then one sweep of boundary moves judged by the simulator. The
+//     boundaries of the topological order (where the device changes), the
+//     busiest side's first, each shift once toward balance: the busier side
+//     hands the units next to the boundary, up to half the two devices'
+//     difference in busy time, to the other. A shift stays when the simulated
+//     step shrinks and memory still fits. At most PostPassSimulations() runs
+//     (kPostPassUnitRuns unit-simulations in all, at most
+//     kMaxPostPassSimulations runs): bounded work, milliseconds.
 //
-// Cost: O((V + E) · (D + k) + V log V); no simulation when memory is loose.
+// Cost: O((V + E) · (D + k) + V log V), and the post-pass's few simulations.
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -74,6 +84,10 @@ constexpr int kAllDeviceCountsUpTo = 8;
 constexpr int kMaxFruitlessCounts = 2;
 /// A plan this close to the lower bound is final: no other can beat it by more.
 constexpr double kNearLowerBound = 0.05;
+/// Step 6: the post-pass's simulations, at most kMaxPostPassSimulations and
+/// at most kPostPassUnitRuns / units (one run costs O(V log V)).
+constexpr int kMaxPostPassSimulations = 12;
+constexpr int64_t kPostPassUnitRuns = 16000;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -122,6 +136,9 @@ class Sgp {
   std::optional<Candidate> BestSegments();
   std::optional<Candidate> ListScheduled();
   bool FitsMemory(const Candidate& candidate);
+  int PostPass(Placement& plan);
+  int PostPassBudget() const;
+  double SimulatedUs(const Placement& plan);
 
   const CostGraph& graph_;
   const Cluster& cluster_;
@@ -430,6 +447,76 @@ bool Sgp::FitsMemory(const Candidate& candidate) {
   return fits;
 }
 
+int Sgp::PostPassBudget() const {
+  return static_cast<int>(
+      std::min<int64_t>(kMaxPostPassSimulations, kPostPassUnitRuns / std::max<int64_t>(1, n_)));
+}
+
+double Sgp::SimulatedUs(const Placement& plan) {
+  if (!simulator_) simulator_.emplace(graph_, cluster_);
+  ++simulations_;
+  return simulator_->Run(plan, {.microbatches = options_.microbatches}).step_time_us;
+}
+
+// Step 6; returns the shifts kept.
+int Sgp::PostPass(Placement& plan) {
+  const int budget = PostPassBudget();
+  if (budget < 2 || num_devices_ < 2 || n_ < 2) return 0;
+  if (!simulator_) simulator_.emplace(graph_, cluster_);
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  const costmodel::SimulationResult& start = simulator_->Run(plan, sim_options);
+  ++simulations_;
+  if (start.memory_overflow) return 0;
+  double best_us = start.step_time_us;
+  std::vector<double> busy_us(num_devices_);
+  for (int d = 0; d < num_devices_; ++d) busy_us[d] = start.devices[d].busy_us;
+
+  // The boundaries, the busiest side's first (ties: in order).
+  std::vector<uint32_t> boundaries;
+  for (uint32_t b = 1; b < n_; ++b) {
+    if (plan.device[b] != plan.device[b - 1]) boundaries.push_back(b);
+  }
+  auto hotter = [&](uint32_t b) {
+    return std::max(busy_us[plan.device[b]], busy_us[plan.device[b - 1]]);
+  };
+  std::stable_sort(boundaries.begin(), boundaries.end(),
+                   [&](uint32_t a, uint32_t b) { return hotter(a) > hotter(b); });
+
+  int simulations = 1, kept = 0;
+  std::vector<uint32_t> moved;
+  for (uint32_t b : boundaries) {
+    if (simulations >= budget) break;
+    const int left = plan.device[b - 1], right = plan.device[b];
+    if (left == right) continue;  // an earlier shift closed it
+    const bool left_hot = busy_us[left] >= busy_us[right];
+    const int hot = left_hot ? left : right, cold = left_hot ? right : left;
+    const double excess_us = (busy_us[hot] - busy_us[cold]) / 2;
+    const int kind = cluster_.device(hot).kind;
+    moved.clear();
+    double shifted_us = 0;
+    // The hot run's units next to the boundary, toward balance.
+    for (int64_t u = left_hot ? int64_t{b} - 1 : int64_t{b};
+         u >= 0 && u < int64_t{n_} && plan.device[u] == hot; u += left_hot ? -1 : 1) {
+      const double unit_us = graph_.compute_us(static_cast<uint32_t>(u), kind);
+      if (!moved.empty() && shifted_us + unit_us > excess_us) break;
+      moved.push_back(static_cast<uint32_t>(u));
+      shifted_us += unit_us;
+    }
+    for (uint32_t u : moved) plan.device[u] = cold;
+    const costmodel::SimulationResult& shifted = simulator_->Run(plan, sim_options);
+    ++simulations;
+    ++simulations_;
+    if (!shifted.memory_overflow && shifted.step_time_us < best_us * (1 - 1e-9)) {
+      best_us = shifted.step_time_us;
+      for (int d = 0; d < num_devices_; ++d) busy_us[d] = shifted.devices[d].busy_us;
+      ++kept;
+      continue;
+    }
+    for (uint32_t u : moved) plan.device[u] = hot;
+  }
+  return kept;
+}
+
 absl::StatusOr<SgpResult> Sgp::Run() {
   if (absl::Status s = CheckSearchInputs(graph_, cluster_); !s.ok()) return s;
   SgpResult result;
@@ -439,6 +526,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
   ComputeCosts();
 
   auto finish = [&](Candidate& chosen) {
+    result.post_pass_moves = PostPass(chosen.placement);
     result.placement = std::move(chosen.placement);
     result.strategy = chosen.strategy;
     result.devices_used = chosen.devices_used;
@@ -468,6 +556,14 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     if (segments) order.push_back(&*segments);
     if (list) order.push_back(&*list);
     if (order.size() == 2 && Better(*order[1], *order[0])) std::swap(order[0], order[1]);
+    // Step 6: when both fit, the simulator has the last word (two runs, on
+    // graphs small enough for the post-pass).
+    if (order.size() == 2 && PostPassBudget() >= 2 && FitsMemory(*order[0]) &&
+        FitsMemory(*order[1])) {
+      if (SimulatedUs(order[1]->placement) < SimulatedUs(order[0]->placement)) {
+        std::swap(order[0], order[1]);
+      }
+    }
     for (Candidate* candidate : order) {
       if (FitsMemory(*candidate)) return finish(*candidate);
       overflowed = true;

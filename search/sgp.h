@@ -4,13 +4,16 @@
 // — one per device, or fewer when fewer are faster: a chain that fits one
 // device stays on it — moves the segment boundaries to cheap cuts, and on
 // wide graphs, where contiguous segments serialise, also list-schedules the
-// units; SGP's estimates pick the faster plan. The steps are numbered in
-// sgp.cc.
+// units; SGP's estimates pick the faster plan. A post-pass then shifts each
+// boundary once toward balance, judged by a few simulations (bounded work, a
+// dozen runs at most). The steps are numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
 // (it is checked: by ProvablePeakBytes when that suffices, else by one
-// simulation, with a repair when the estimate fell short); a model that fits
-// no split of the cluster fails with InfeasibleError's ResourceExhausted.
+// simulation, with a repair when the estimate fell short, and at last the
+// shared memory repair); a model that fits no split of the cluster fails with
+// InfeasibleError's ResourceExhausted. The post-pass only keeps shifts that
+// shorten the simulated step.
 // Deterministic: no randomness, stable tie-breaks, no dependence on threads.
 #ifndef AUTOPAR_SEARCH_SGP_H_
 #define AUTOPAR_SEARCH_SGP_H_
@@ -36,8 +39,10 @@ struct SgpResult {
   int devices_used = 0;
   /// SGP's own estimate of the step time, µs (not the simulator's).
   double estimated_step_us = 0;
-  /// Simulator runs spent checking memory (0 when the bound sufficed).
+  /// Simulator runs spent checking memory and in the post-pass.
   int simulations = 0;
+  /// Boundary shifts the post-pass kept (sgp.cc, step 6).
+  int post_pass_moves = 0;
 };
 
 /// SGP with its report.

@@ -41,6 +41,13 @@
 //  9. Result: the best plan ever simulated, if within memory; else the
 //     shared memory repair from it (search/memory_repair.h), else
 //     InfeasibleError.
+// 10. Below the units (with options.nodes): the unit phase above gets
+//     kUnitShare of the time budget; the best unit plans (the result and
+//     exploit's next best, kNodeStarts in all) are projected onto the nodes
+//     and refined there, with node-level list schedules as further starts,
+//     until the budget (search/node_refinement.h). With max_generations the
+//     refinement runs that many rounds too, so the run stays reproducible.
+//     on_progress reports the unit phase only (its own estimate, as before).
 #include "search/tga.h"
 
 #include <algorithm>
@@ -56,6 +63,7 @@
 #include "search/feasibility.h"
 #include "search/memory_profile.h"
 #include "search/memory_repair.h"
+#include "search/node_refinement.h"
 #include "search/tga_evaluator.h"
 #include "search/tga_operators.h"
 
@@ -93,6 +101,10 @@ constexpr uint32_t kDiversifyMutations = 4;
 constexpr uint32_t kMaxMoveScale = 64;
 /// Step 8: a plan this close to the lower bound ends the search.
 constexpr double kLowerBoundTolerance = 1e-3;
+/// Step 10: the unit phase's share of the budget, and the unit plans
+/// projected onto the nodes.
+constexpr double kUnitShare = 0.5;
+constexpr size_t kNodeStarts = 3;
 
 // `a` is better than `b` by more than noise (the stall count's measure).
 bool Improves(const Fitness& a, const Fitness& b) {
@@ -123,6 +135,7 @@ class Tga {
   Genome RandomGenome(int turn);
   bool RestartExplore();
   bool Diversify();
+  absl::Status RefineBelowUnits();
   bool AtLowerBound() const {
     return best_.fitness.feasible &&
            best_.fitness.step_us <= lower_bound_us_ * (1 + kLowerBoundTolerance);
@@ -487,6 +500,33 @@ bool Tga::Evaluate(std::vector<Individual>& batch) {
   return improved;
 }
 
+// Step 10.
+absl::Status Tga::RefineBelowUnits() {
+  std::vector<Placement> unit_plans = {result_.placement};
+  for (const Individual& plan : exploit_) {
+    if (unit_plans.size() == kNodeStarts) break;
+    if (!plan.fitness.feasible || plan.genome.device == result_.placement.device) continue;
+    unit_plans.push_back(
+        {.device = plan.genome.device, .priority = schedules_[plan.genome.schedule]});
+  }
+  NodeRefinementOptions refinement;
+  refinement.seed = options_.seed;
+  refinement.threads = options_.threads;
+  refinement.microbatches = options_.microbatches;
+  refinement.deadline_s = options_.time_budget_s;
+  refinement.max_rounds = tga_.max_generations;
+  refinement.elapsed_s = [this] { return ElapsedS(); };
+  absl::StatusOr<NodeRefinementResult> refined =
+      RefineOnNodes(options_.nodes, cluster_, unit_plans, refinement);
+  if (!refined.ok()) return refined.status();
+  result_.node_placement = std::move(refined->placement);
+  result_.node_step_us = refined->step_us;
+  result_.projected_step_us = refined->projected_step_us;
+  result_.node_rounds = refined->rounds;
+  result_.node_best_start = refined->best_start;
+  return absl::OkStatus();
+}
+
 // Step 7.
 void Tga::Migrate() {
   const size_t migrants = std::min<size_t>(tga_.migrants, explore_.size());
@@ -557,7 +597,9 @@ absl::StatusOr<TgaResult> Tga::Run() {
   // (judged by the last one's duration: on 100k units with micro-batches a
   // generation takes seconds) is not started.
   double last_generation_s = 0;
-  while (ElapsedS() + last_generation_s < options_.time_budget_s && !AtLowerBound() &&
+  const double unit_budget_s = options_.nodes.graph != nullptr ? options_.time_budget_s * kUnitShare
+                                                               : options_.time_budget_s;
+  while (ElapsedS() + last_generation_s < unit_budget_s && !AtLowerBound() &&
          (tga_.max_generations == 0 || generation < tga_.max_generations)) {
     const double generation_start_s = ElapsedS();
     ++generation;
@@ -612,6 +654,9 @@ absl::StatusOr<TgaResult> Tga::Run() {
     result_.step_us =
         simulator.Run(result_.placement, {.microbatches = options_.microbatches}).step_time_us;
   }
+  if (options_.nodes.graph != nullptr) {
+    if (absl::Status s = RefineBelowUnits(); !s.ok()) return s;
+  }
   return result_;
 }
 
@@ -622,11 +667,15 @@ absl::StatusOr<TgaResult> RunTga(const CostGraph& graph, const Cluster& cluster,
   return Tga(graph, cluster, options, tga).Run();
 }
 
-absl::StatusOr<Placement> PlaceTga(const CostGraph& graph, const Cluster& cluster,
-                                   const SearchOptions& options) {
+TgaOptions TgaOptionsFor(const SearchOptions& options) {
   TgaOptions tga;
   tga.max_generations = options.max_iterations;
-  absl::StatusOr<TgaResult> result = RunTga(graph, cluster, options, tga);
+  return tga;
+}
+
+absl::StatusOr<Placement> PlaceTga(const CostGraph& graph, const Cluster& cluster,
+                                   const SearchOptions& options) {
+  absl::StatusOr<TgaResult> result = RunTga(graph, cluster, options, TgaOptionsFor(options));
   if (!result.ok()) return result.status();
   return std::move(result->placement);
 }

@@ -24,6 +24,8 @@
 // their own priorities); it fits memory whenever any evaluated plan did or
 // the shared memory repair (search/memory_repair.h) makes the closest one
 // fit, else the search fails with InfeasibleError's ResourceExhausted.
+// With options.nodes it also refines below the units (search/node_refinement.h),
+// on the second half of the budget, and reports a node-level placement.
 // Anytime: it uses its budget — a stall (stall_generations without
 // improvement) diversifies the search (a new seed, larger moves, explore
 // restarted from perturbed elites) instead of ending it — and stops at
@@ -84,7 +86,22 @@ struct TgaResult {
   std::vector<std::string> seeds;
   std::string best_seed;
   double best_seed_step_us = 0;
+  /// With options.nodes: the node-level refinement's plan, one device (and
+  /// priority) per node, and its simulated step; else empty and 0.
+  costmodel::Placement node_placement;
+  double node_step_us = 0;
+  /// The node-level step of `placement` expanded to nodes, before
+  /// refinement (0 without options.nodes).
+  double projected_step_us = 0;
+  /// The refinement's rounds, and the start it refined ("units" for the
+  /// projected plan, else a node-level list scheduler's name).
+  int64_t node_rounds = 0;
+  std::string node_best_start;
 };
+
+/// The TgaOptions Place("tga", …) runs with: the defaults, bounded by
+/// options.max_iterations.
+TgaOptions TgaOptionsFor(const SearchOptions& options);
 
 absl::StatusOr<TgaResult> RunTga(const costmodel::CostGraph& graph,
                                  const costmodel::Cluster& cluster, const SearchOptions& options,

@@ -8,6 +8,19 @@
 // test: it prints numbers and asserts nothing. scripts/bench_placement.sh
 // builds and runs it.
 //
+// --node-level measures what runs, node by node, instead of the units the
+// searches place: each synthetic graph is taken as the node
+// graph and coarsened (passes::Coarsen) as a model would be; the list
+// schedulers (m-etf, heft, cpop) run on the nodes themselves, SGP and TGA go
+// through pipeline::MakePlan — SGP places units, TGA places units and then
+// refines below them — and every plan is judged by the node-level
+// simulation. "tga@S" is TGA with a budget of S seconds (tga@1, tga@10,
+// tga@60 show the convergence side by side). Models are planned the same
+// way. After each table: TGA against the best list schedule and its 1 s
+// result, SGP against the best list schedule, and one row for every case
+// where feasibility parity fails (an algorithm found no plan within memory
+// where another did).
+//
 // Algorithms too slow for a size are skipped with a note, never left running:
 // each has a largest size (kMaxUnits, --max-units-for), and an algorithm whose
 // search took over kSlowSearchS on a family is not run on that family's
@@ -21,6 +34,9 @@
 //   placement_bench [--quick] [--csv FILE] [--models-dir DIR] [--models a,b,...]
 //                   [--algos a,b,...] [--families a,b,...] [--max-units N]
 //                   [--max-units-for ALGO=N]... [--time-budget SECONDS]
+//   placement_bench --node-level [--sizes 1000,10000] [--devices 2,4,8]
+//                   [--memory loose,tight] [--algos m-etf,heft,cpop,sgp,tga@1,tga@10,tga@60]
+//                   [--families layered,...] [--models a,b,...] [--csv FILE]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -80,7 +96,23 @@ struct Config {
   double time_budget_s = 2;
   /// Pipelined micro-batches per step (the simulator's and the searches').
   int microbatches = 1;
+  /// --node-level and its settings.
+  bool node_level = false;
+  std::vector<uint32_t> sizes = {1000, 10000};
+  std::vector<int> device_counts = {2, 4, 8};
+  std::vector<std::string> memories = {"loose", "tight"};
 };
+
+/// "tga@10" → ("tga", 10 s); a name without '@' keeps `default_budget_s`.
+std::pair<std::string, double> SplitBudget(const std::string& algorithm, double default_budget_s) {
+  const size_t at = algorithm.find('@');
+  double budget_s = default_budget_s;
+  if (at == std::string::npos || !absl::SimpleAtod(algorithm.substr(at + 1), &budget_s) ||
+      budget_s <= 0) {
+    return {algorithm.substr(0, at), default_budget_s};
+  }
+  return {algorithm.substr(0, at), budget_s};
+}
 
 /// One graph to place: a synthetic family at a size, or a model.
 struct Workload {
@@ -175,13 +207,13 @@ std::string CsvField(const std::string& text) {
 
 // The table cell: step / lower bound and search CPU time (steadier than wall
 // time on a shared machine; the CSV has both); why there is none.
-std::string Cell(const Result& r, bool best) {
+std::string Cell(const Result& r, bool best, const absl::FormatSpec<double>& ratio = "%.2f") {
   if (r.status == "skipped") return "skip";
   if (r.status == "infeasible") return "no fit";
   if (r.status == "error") return "error";
   const std::string time = r.search_cpu_ms < 10 ? absl::StrFormat("%.1f ms", r.search_cpu_ms)
                                                 : absl::StrFormat("%.0f ms", r.search_cpu_ms);
-  std::string cell = absl::StrFormat("%.2f (%s)", r.ratio, time);
+  std::string cell = absl::StrCat(absl::StrFormat(ratio, r.ratio), " (", time, ")");
   if (!r.feasible) return cell + " over";
   return best ? absl::StrCat("**", cell, "**") : cell;
 }
@@ -359,6 +391,302 @@ int Bench::Run() {
   return 0;
 }
 
+// --- Node-level runs (--node-level) ------------------------------------------
+
+/// The list schedulers run on the node graph itself; the rest place units.
+bool RunsOnNodes(const std::string& name) {
+  return name == "m-etf" || name == "heft" || name == "cpop" || name == "m-sct" ||
+         name == "m-topo" || name == "round-robin";
+}
+
+bool IsListSchedule(const std::string& name) {
+  return name == "m-etf" || name == "heft" || name == "cpop";
+}
+
+class NodeBench {
+ public:
+  explicit NodeBench(Config config) : config_(std::move(config)) {}
+
+  int Run();
+
+ private:
+  struct Row {
+    std::string graph, source;
+    int devices = 0;
+    std::string memory;
+  };
+  Result Measure(const std::string& algorithm, const pipeline::PlanningProblem& problem);
+  void RunCase(const Row& row, const pipeline::PlanningProblem& problem);
+  void PlanFamily(GraphFamily family, uint32_t nodes);
+  void PlanModel(const std::string& model, const costmodel::DeviceSpec& device);
+
+  Config config_;
+  std::ofstream csv_;
+  std::vector<std::string> notes_;
+  std::vector<std::string> parity_rows_;
+  int cases_ = 0;
+  // The targets, counted over the cases where they apply.
+  int tga_cases_ = 0, tga_at_most_list_ = 0;
+  int sgp_cases_ = 0, sgp_within_5_percent_ = 0;
+  int long_cases_ = 0, long_better_ = 0;
+  std::vector<std::string> misses_;
+};
+
+Result NodeBench::Measure(const std::string& algorithm, const pipeline::PlanningProblem& problem) {
+  Result r;
+  r.algorithm = algorithm;
+  const auto [name, budget_s] = SplitBudget(algorithm, config_.time_budget_s);
+  search::SearchOptions options;
+  options.time_budget_s = budget_s;
+  options.microbatches = config_.microbatches;
+  const auto start = std::chrono::steady_clock::now();
+  const std::clock_t start_cpu = std::clock();
+  absl::StatusOr<pipeline::Plan> plan;
+  if (RunsOnNodes(name)) {
+    absl::StatusOr<costmodel::Placement> placement =
+        search::Place(name, problem.node_graph(), problem.cluster, options);
+    r.search_cpu_ms = 1e3 * static_cast<double>(std::clock() - start_cpu) / CLOCKS_PER_SEC;
+    r.search_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (placement.ok()) {
+      plan =
+          pipeline::JudgePlacement(problem, algorithm, *std::move(placement), config_.microbatches);
+    } else {
+      plan = placement.status();
+    }
+  } else {
+    plan = pipeline::MakePlan(problem, name, options);
+    r.search_cpu_ms = 1e3 * static_cast<double>(std::clock() - start_cpu) / CLOCKS_PER_SEC;
+    if (plan.ok()) r.search_ms = plan->search_time_ms;
+  }
+  if (!plan.ok()) {
+    r.status =
+        plan.status().code() == absl::StatusCode::kResourceExhausted ? "infeasible" : "error";
+    r.note = std::string(plan.status().message());
+    return r;
+  }
+  r.status = "ok";
+  r.step_us = plan->simulation.step_time_us;
+  r.ratio = plan->lower_bound.bound_us > 0 ? r.step_us / plan->lower_bound.bound_us : 0;
+  r.speedup = r.step_us > 0 ? plan->single_device_step_us / r.step_us : 0;
+  r.feasible = !plan->simulation.memory_overflow;
+  r.comm_bytes = plan->simulation.comm_bytes;
+  r.cut_edges = plan->cut_edges;
+  return r;
+}
+
+void NodeBench::RunCase(const Row& row, const pipeline::PlanningProblem& problem) {
+  ++cases_;
+  std::vector<Result> results;
+  for (const std::string& algorithm : config_.algorithms) {
+    results.push_back(Measure(algorithm, problem));
+  }
+  const Result* best = nullptr;
+  const Result* best_list = nullptr;
+  for (const Result& r : results) {
+    if (r.status != "ok" || !r.feasible) continue;
+    if (best == nullptr || r.step_us < best->step_us) best = &r;
+    if (IsListSchedule(r.algorithm) && (best_list == nullptr || r.step_us < best_list->step_us)) {
+      best_list = &r;
+    }
+  }
+  const double lower_bound_us =
+      costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, config_.microbatches)
+          .bound_us;
+  std::string line =
+      absl::StrFormat("| %s | %u | %u | %d | %s |", row.graph, problem.node_graph().num_units(),
+                      problem.units().num_units(), row.devices, row.memory);
+  for (const Result& r : results) {
+    Result shown = r;  // the cell shows the search's wall time: judging is not part of it
+    shown.search_cpu_ms = r.search_ms;
+    absl::StrAppend(&line, " ", Cell(shown, &r == best, "%.3f"), " |");
+    csv_ << absl::StrJoin(
+                {row.graph, row.source, absl::StrCat(problem.node_graph().num_units()),
+                 absl::StrCat(problem.units().num_units()), absl::StrCat(row.devices), row.memory,
+                 absl::StrCat(problem.cluster.device(0).memory_bytes), r.algorithm, r.status,
+                 absl::StrFormat("%.3f", r.search_ms), absl::StrFormat("%.3f", r.search_cpu_ms),
+                 absl::StrFormat("%.3f", r.step_us), absl::StrFormat("%.3f", lower_bound_us),
+                 absl::StrFormat("%.4f", r.ratio), std::string(r.feasible ? "true" : "false"),
+                 absl::StrCat(r.cut_edges), absl::StrCat(r.comm_bytes), CsvField(r.note)},
+                ",")
+         << "\n";
+  }
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  csv_.flush();
+
+  const std::string where =
+      absl::StrFormat("%s, %d devices, %s", row.graph, row.devices, row.memory);
+  auto find = [&](const std::string& name) -> const Result* {
+    for (const Result& r : results) {
+      if (r.algorithm == name && r.status == "ok" && r.feasible) return &r;
+    }
+    return nullptr;
+  };
+  // TGA (10 s) against the best list schedule on nodes.
+  if (const Result* tga = find("tga@10"); tga != nullptr && best_list != nullptr) {
+    ++tga_cases_;
+    if (tga->step_us <= best_list->step_us * (1 + 1e-9)) {
+      ++tga_at_most_list_;
+    } else {
+      misses_.push_back(absl::StrFormat("%s: tga@10 %.4f× %s", where,
+                                        tga->step_us / best_list->step_us, best_list->algorithm));
+    }
+  }
+  // TGA at 60 s against 1 s, where 1 s is above the lower bound.
+  if (const Result* short_run = find("tga@1"), *long_run = find("tga@60");
+      short_run != nullptr && long_run != nullptr &&
+      short_run->step_us > lower_bound_us * (1 + 1e-3)) {
+    ++long_cases_;
+    if (long_run->step_us < short_run->step_us) ++long_better_;
+  }
+  // SGP against the best list schedule (graphs) or the best other plan (models).
+  if (const Result* sgp = find("sgp"); sgp != nullptr) {
+    const Result* reference = best_list;
+    if (row.source == "model") {
+      reference = nullptr;
+      for (const Result& r : results) {
+        if (&r == sgp || r.status != "ok" || !r.feasible) continue;
+        if (reference == nullptr || r.step_us < reference->step_us) reference = &r;
+      }
+    }
+    if (reference != nullptr) {
+      ++sgp_cases_;
+      if (sgp->step_us <= reference->step_us * 1.05) {
+        ++sgp_within_5_percent_;
+      } else {
+        misses_.push_back(absl::StrFormat("%s: sgp %.4f× %s", where,
+                                          sgp->step_us / reference->step_us, reference->algorithm));
+      }
+    }
+  }
+  // Feasibility parity.
+  if (best != nullptr) {
+    for (const Result& r : results) {
+      if (r.status != "infeasible") continue;
+      parity_rows_.push_back(absl::StrFormat("| %s | %s | no fit: %s | %s fits (%.2f) |", where,
+                                             r.algorithm, r.note, best->algorithm, best->ratio));
+    }
+  }
+}
+
+void NodeBench::PlanFamily(GraphFamily family, uint32_t nodes) {
+  Workload w;
+  w.name = absl::StrCat(GraphFamilyName(family), "-", nodes / 1000, "k");
+  w.source = "family";
+  w.device.name = "bench";
+  w.loose = MakeGraph(family, nodes, /*seed=*/1);
+  double single_us = 0;
+  const int64_t peak = SingleDevice(w, w.loose, single_us).peak_memory_bytes;
+  for (const std::string& memory : config_.memories) {
+    const int64_t bytes = memory == "tight"
+                              ? static_cast<int64_t>(kTightFraction * static_cast<double>(peak))
+                              : kLooseMemoryBytes;
+    pipeline::PlanningProblem problem;
+    problem.nodes = passes::AnnotatedGraph{.graph = w.loose};
+    // Coarsening depends on the largest device's memory, not on the count.
+    absl::StatusOr<passes::Coarsening> coarsening =
+        passes::Coarsen(problem.nodes->graph, MakeCluster(w, 1, bytes));
+    if (!coarsening.ok()) {
+      notes_.push_back(absl::StrCat(w.name, " (", memory, "): ", coarsening.status().message()));
+      continue;
+    }
+    problem.coarsening = *std::move(coarsening);
+    for (int devices : config_.device_counts) {
+      problem.cluster = MakeCluster(w, devices, bytes);
+      RunCase({.graph = w.name, .source = "family", .devices = devices, .memory = memory}, problem);
+    }
+  }
+}
+
+void NodeBench::PlanModel(const std::string& model, const costmodel::DeviceSpec& device) {
+  const std::filesystem::path path = std::filesystem::path(config_.models_dir) / (model + ".onnx");
+  if (!std::filesystem::exists(path)) {
+    notes_.push_back(absl::StrCat(model, ": not found in ", config_.models_dir));
+    return;
+  }
+  Workload w;
+  w.name = model;
+  w.source = "model";
+  w.device = device;
+  const pipeline::Link link = pipeline::DefaultLink(w.device);
+  w.link_bytes_per_s = link.bandwidth_bytes_per_s;
+  w.link_latency_us = link.latency_us;
+  int64_t peak = 0;
+  for (const std::string& memory : config_.memories) {
+    const bool tight = memory == "tight";
+    if (tight && peak == 0) continue;  // the loose run measures the peak first
+    const int64_t bytes = tight ? static_cast<int64_t>(kTightFraction * static_cast<double>(peak))
+                                : kLooseMemoryBytes;
+    absl::StatusOr<pipeline::PlanningProblem> problem =
+        pipeline::PrepareModel(path.string(), {}, MakeCluster(w, 1, bytes));
+    if (!problem.ok()) {
+      notes_.push_back(absl::StrCat(model, ": ", problem.status().message()));
+      return;
+    }
+    if (!tight) {
+      double single_us = 0;
+      peak = SingleDevice(w, problem->node_graph(), single_us).peak_memory_bytes;
+    }
+    for (int devices : config_.device_counts) {
+      problem->cluster = MakeCluster(w, devices, bytes);
+      RunCase({.graph = model, .source = "model", .devices = devices, .memory = memory}, *problem);
+    }
+  }
+}
+
+int NodeBench::Run() {
+  csv_.open(config_.csv_path);
+  if (!csv_) {
+    std::fprintf(stderr, "placement_bench: cannot write '%s'\n", config_.csv_path.c_str());
+    return 1;
+  }
+  csv_ << "graph,source,nodes,units,devices,memory,memory_bytes_per_device,algorithm,status,"
+          "search_ms,search_cpu_ms,step_us,lower_bound_us,ratio_to_lower_bound,feasible,cut_edges,"
+          "comm_bytes,note\n";
+  std::printf("| graph | nodes | units | devices | memory | %s |\n",
+              absl::StrJoin(config_.algorithms, " | ").c_str());
+  std::string rule = "|---|---:|---:|---:|---|";
+  for (size_t i = 0; i < config_.algorithms.size(); ++i) rule += "---:|";
+  std::printf("%s\n", rule.c_str());
+  std::vector<std::string> families = config_.families;
+  if (families.empty()) families = {"layered"};
+  for (GraphFamily family : AllGraphFamilies()) {
+    if (std::find(families.begin(), families.end(), GraphFamilyName(family)) == families.end()) {
+      continue;
+    }
+    for (uint32_t nodes : config_.sizes) PlanFamily(family, nodes);
+  }
+  absl::StatusOr<costmodel::DeviceSpec> a100 =
+      costmodel::ResolveDevice(pipeline::kDefaultDevicePreset);
+  if (!a100.ok()) return 1;
+  for (const std::string& model : config_.models) PlanModel(model, *a100);
+
+  std::printf(
+      "\nCells: node-level simulated step / node-level lower bound (search wall time); **bold**: "
+      "the fastest plan that fits; \"over\": over a device's memory; \"no fit\": no plan within "
+      "memory. m-etf, heft, cpop run on the nodes; sgp and tga place the coarsened units (tga "
+      "then refines below them); tga@S: a budget of S seconds.\n");
+  std::printf("\nTargets:\n");
+  std::printf("- tga@10 <= the best list schedule on nodes: %d of %d cases\n", tga_at_most_list_,
+              tga_cases_);
+  std::printf("- tga@60 better than tga@1 where tga@1 is above the lower bound: %d of %d cases\n",
+              long_better_, long_cases_);
+  std::printf("- sgp <= 1.05x the best list schedule (models: the best other plan): %d of %d\n",
+              sgp_within_5_percent_, sgp_cases_);
+  std::printf("- feasibility parity: %zu violations in %d cases\n", parity_rows_.size(), cases_);
+  for (const std::string& miss : misses_) std::printf("  - miss: %s\n", miss.c_str());
+  if (!parity_rows_.empty()) {
+    std::printf("\n| case | algorithm | its answer | found |\n|---|---|---|---|\n");
+    for (const std::string& parity : parity_rows_) std::printf("%s\n", parity.c_str());
+  }
+  if (!notes_.empty()) {
+    std::printf("\nNotes:\n");
+    for (const std::string& note : notes_) std::printf("- %s\n", note.c_str());
+  }
+  return 0;
+}
+
 std::vector<std::string> SplitList(const std::string& text) {
   return absl::StrSplit(text, ',', absl::SkipEmpty());
 }
@@ -366,11 +694,36 @@ std::vector<std::string> SplitList(const std::string& text) {
 int Main(int argc, char** argv) {
   Config config;
   bool budget_given = false;
+  bool algos_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     const bool has_value = i + 1 < argc;
     if (flag == "--quick") {
       config.quick = true;
+    } else if (flag == "--node-level") {
+      config.node_level = true;
+    } else if (flag == "--sizes" && has_value) {
+      config.sizes.clear();
+      for (const std::string& size : SplitList(argv[++i])) {
+        uint32_t nodes = 0;
+        if (!absl::SimpleAtoi(size, &nodes) || nodes == 0) {
+          std::fprintf(stderr, "placement_bench: --sizes takes positive numbers\n");
+          return 1;
+        }
+        config.sizes.push_back(nodes);
+      }
+    } else if (flag == "--devices" && has_value) {
+      config.device_counts.clear();
+      for (const std::string& count : SplitList(argv[++i])) {
+        int devices = 0;
+        if (!absl::SimpleAtoi(count, &devices) || devices < 1) {
+          std::fprintf(stderr, "placement_bench: --devices takes positive numbers\n");
+          return 1;
+        }
+        config.device_counts.push_back(devices);
+      }
+    } else if (flag == "--memory" && has_value) {
+      config.memories = SplitList(argv[++i]);
     } else if (flag == "--csv" && has_value) {
       config.csv_path = argv[++i];
     } else if (flag == "--models-dir" && has_value) {
@@ -379,6 +732,7 @@ int Main(int argc, char** argv) {
       config.models = SplitList(argv[++i]);
     } else if (flag == "--algos" && has_value) {
       config.algorithms = SplitList(argv[++i]);
+      algos_given = true;
     } else if (flag == "--families" && has_value) {
       config.families = SplitList(argv[++i]);
     } else if (flag == "--max-units" && has_value &&
@@ -404,20 +758,31 @@ int Main(int argc, char** argv) {
           stderr,
           "placement_bench: bad argument '%s'\nusage: placement_bench [--quick] [--csv FILE] "
           "[--models-dir DIR] [--models a,b] [--algos a,b] [--families a,b] "
-          "[--max-units N] [--max-units-for ALGO=N] [--time-budget SECONDS] [--microbatches M]\n",
+          "[--max-units N] [--max-units-for ALGO=N] [--time-budget SECONDS] [--microbatches M] "
+          "[--node-level [--sizes N,..] [--devices N,..] [--memory loose,tight]]\n",
           flag.c_str());
       return 1;
     }
   }
   if (config.quick && !budget_given) config.time_budget_s = 1;
+  if (config.node_level && !algos_given) {
+    config.algorithms = {"m-etf", "heft", "cpop", "sgp", "tga@1", "tga@10", "tga@60"};
+  }
+  for (const std::string& memory : config.memories) {
+    if (memory != "loose" && memory != "tight") {
+      std::fprintf(stderr, "placement_bench: --memory takes loose and/or tight\n");
+      return 1;
+    }
+  }
   const std::vector<std::string> known = search::AlgorithmNames();
   for (const std::string& algorithm : config.algorithms) {
-    if (std::find(known.begin(), known.end(), algorithm) == known.end()) {
+    if (std::find(known.begin(), known.end(), SplitBudget(algorithm, 1).first) == known.end()) {
       std::fprintf(stderr, "placement_bench: unknown algorithm '%s' (known: %s)\n",
                    algorithm.c_str(), absl::StrJoin(known, ", ").c_str());
       return 1;
     }
   }
+  if (config.node_level) return NodeBench(std::move(config)).Run();
   return Bench(std::move(config)).Run();
 }
 

@@ -1,0 +1,80 @@
+// TGA's refinement below the units: the unit-level search places units, but
+// what runs is a placement of nodes, and a unit is often too coarse a piece
+// to balance a wide graph well. The best unit plans are projected onto the
+// nodes and improved there, multilevel style (Karypis and Kumar, "A fast and
+// high quality multilevel scheme for partitioning irregular graphs", 1998:
+// project, then refine at every level on the way down), except that every
+// move is judged by the simulated step of the node graph, not by the cut.
+//
+// The levels: a block is a run of nodes of one unit, consecutive in the
+// topological order and on one device, at most S nodes long; S starts at the
+// largest unit's node count and halves down to single nodes. At each level
+// the moves are boundary moves: a block goes to a device one of its nodes
+// exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP run
+// on the nodes) are starting points beside the projections; the best start
+// is refined.
+//
+// Nodes of a locked unit (NodeLevel::locked_units) always move together, so
+// every group that must share a device still does.
+#ifndef AUTOPAR_SEARCH_NODE_REFINEMENT_H_
+#define AUTOPAR_SEARCH_NODE_REFINEMENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "costmodel/cluster.h"
+#include "costmodel/cost_graph.h"
+#include "costmodel/simulator.h"
+#include "search/search.h"
+
+namespace autopar::search {
+
+struct NodeRefinementOptions {
+  uint64_t seed = 1;
+  int threads = 1;
+  int microbatches = 1;
+  /// Stop when ElapsedS() of the caller's clock passes this; infinity: no
+  /// clock (then max_rounds must be set).
+  double deadline_s = 0;
+  /// Rounds (one parallel batch of moves each) after which to stop; 0: none.
+  int64_t max_rounds = 0;
+  /// Moves simulated per round.
+  int moves_per_round = 32;
+  /// Node-level list schedules tried as starting points.
+  std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop"};
+  /// Seconds since the search started (the caller's clock).
+  std::function<double()> elapsed_s;
+};
+
+struct NodeRefinementResult {
+  /// One device and one priority per node.
+  costmodel::Placement placement;
+  double step_us = 0;
+  bool feasible = false;
+  /// The node-level step of the first start (the best unit plan projected),
+  /// and of the best start, before refinement.
+  double projected_step_us = 0;
+  double best_start_step_us = 0;
+  std::string best_start;
+  int64_t rounds = 0;
+  int64_t evaluations = 0;
+};
+
+/// Each node on its unit's device, with its unit's priority (empty stays
+/// empty): a unit plan as a node plan.
+costmodel::Placement ProjectToNodes(const NodeLevel& nodes, const costmodel::Placement& units);
+
+/// Refines the best of `unit_plans` (projected; the first is the search's
+/// best) and of the node-level list schedules. Never worse, in the node-level
+/// simulation, than any start (feasible beats infeasible, then step time).
+/// Deterministic for a seed when bounded by max_rounds.
+absl::StatusOr<NodeRefinementResult> RefineOnNodes(
+    const NodeLevel& nodes, const costmodel::Cluster& cluster,
+    const std::vector<costmodel::Placement>& unit_plans, const NodeRefinementOptions& options);
+
+}  // namespace autopar::search
+
+#endif  // AUTOPAR_SEARCH_NODE_REFINEMENT_H_

@@ -1,0 +1,165 @@
+// Refinement below the units: never worse than the unit plan it starts from
+// (nor than the node-level list schedules), units that must stay together
+// stay together, the same plan for every thread count when bounded by
+// rounds; and TGA hands back the refined node placement.
+#include "search/node_refinement.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "costmodel/simulator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/coarsen.h"
+#include "search/tga.h"
+#include "tests/search/test_graphs.h"
+#include "tools/bench/graph_families.h"
+
+namespace autopar::search {
+namespace {
+
+using costmodel::Cluster;
+using costmodel::CostGraph;
+using costmodel::Placement;
+using testing::TestCluster;
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// A node graph and its coarsening into about `units` units.
+struct TwoLevels {
+  CostGraph nodes;
+  passes::Coarsening coarsening;
+  NodeLevel Level() const { return {.graph = &nodes, .unit_of_node = &coarsening.unit_of_node}; }
+};
+
+TwoLevels Coarsened(CostGraph nodes, const Cluster& cluster, int units) {
+  passes::CoarsenOptions options;
+  options.target_units = units;
+  absl::StatusOr<passes::Coarsening> coarsening = passes::Coarsen(nodes, cluster, options);
+  EXPECT_TRUE(coarsening.ok()) << coarsening.status();
+  return {std::move(nodes), *std::move(coarsening)};
+}
+
+double NodeStepUs(const TwoLevels& levels, const Cluster& cluster, const Placement& placement) {
+  costmodel::Simulator simulator(levels.nodes, cluster);
+  return simulator.Run(placement).step_time_us;
+}
+
+NodeRefinementOptions Rounds(int64_t rounds, int threads = 1) {
+  NodeRefinementOptions options;
+  options.max_rounds = rounds;
+  options.threads = threads;
+  options.deadline_s = 1e9;
+  return options;
+}
+
+TEST(NodeRefinementTest, NeverWorseThanTheProjectedUnitPlanOrTheListSchedules) {
+  for (uint64_t seed : {1, 2}) {
+    const Cluster cluster = TestCluster(4, kGiB);
+    const TwoLevels levels =
+        Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 600, seed), cluster, 40);
+    const CostGraph& units = levels.coarsening.graph;
+    absl::StatusOr<Placement> unit_plan = Place("m-etf", units, cluster, {});
+    ASSERT_TRUE(unit_plan.ok()) << unit_plan.status();
+    absl::StatusOr<NodeRefinementResult> refined =
+        RefineOnNodes(levels.Level(), cluster, {*unit_plan}, Rounds(30));
+    ASSERT_TRUE(refined.ok()) << refined.status();
+    ASSERT_TRUE(costmodel::CheckPlacement(levels.nodes, cluster, refined->placement).ok());
+    const double projected_us =
+        NodeStepUs(levels, cluster, ProjectToNodes(levels.Level(), *unit_plan));
+    EXPECT_DOUBLE_EQ(refined->projected_step_us, projected_us);
+    EXPECT_DOUBLE_EQ(NodeStepUs(levels, cluster, refined->placement), refined->step_us);
+    EXPECT_LE(refined->step_us, projected_us) << "seed " << seed;
+    EXPECT_LE(refined->step_us, refined->best_start_step_us);
+    for (const char* list : {"m-etf", "heft", "cpop"}) {
+      absl::StatusOr<Placement> on_nodes = Place(list, levels.nodes, cluster, {});
+      ASSERT_TRUE(on_nodes.ok());
+      EXPECT_LE(refined->step_us, NodeStepUs(levels, cluster, *on_nodes)) << list;
+    }
+    EXPECT_GT(refined->rounds, 0);
+  }
+}
+
+TEST(NodeRefinementTest, LockedUnitsStayTogether) {
+  const Cluster cluster = TestCluster(3, kGiB);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 300, 4), cluster, 20);
+  NodeLevel level = levels.Level();
+  const uint32_t num_units = levels.coarsening.graph.num_units();
+  level.locked_units.assign(num_units, 0);
+  for (uint32_t u = 0; u < num_units; u += 2) level.locked_units[u] = 1;
+  absl::StatusOr<Placement> unit_plan = Place("heft", levels.coarsening.graph, cluster, {});
+  ASSERT_TRUE(unit_plan.ok());
+  absl::StatusOr<NodeRefinementResult> refined =
+      RefineOnNodes(level, cluster, {*unit_plan}, Rounds(40));
+  ASSERT_TRUE(refined.ok()) << refined.status();
+  std::vector<int32_t> device_of_unit(num_units, -1);
+  for (uint32_t v = 0; v < levels.nodes.num_units(); ++v) {
+    const uint32_t u = levels.coarsening.unit_of_node[v];
+    if (!level.locked_units[u]) continue;
+    if (device_of_unit[u] < 0) device_of_unit[u] = refined->placement.device[v];
+    EXPECT_EQ(refined->placement.device[v], device_of_unit[u]) << "node " << v << ", unit " << u;
+  }
+}
+
+TEST(NodeRefinementTest, SamePlanForEveryThreadCount) {
+  const Cluster cluster = TestCluster(4, kGiB);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 400, 5), cluster, 30);
+  // A poor start and no list schedules: every round has work to do.
+  absl::StatusOr<Placement> unit_plan = Place("round-robin", levels.coarsening.graph, cluster, {});
+  ASSERT_TRUE(unit_plan.ok());
+  NodeRefinementOptions single_thread = Rounds(12, 1), four_threads = Rounds(12, 4);
+  single_thread.list_schedulers.clear();
+  four_threads.list_schedulers.clear();
+  absl::StatusOr<NodeRefinementResult> one =
+      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, single_thread);
+  absl::StatusOr<NodeRefinementResult> four =
+      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, four_threads);
+  ASSERT_TRUE(one.ok() && four.ok());
+  EXPECT_EQ(one->placement.device, four->placement.device);
+  EXPECT_EQ(one->placement.priority, four->placement.priority);
+  EXPECT_EQ(one->evaluations, four->evaluations);
+  EXPECT_EQ(one->rounds, 12);
+  EXPECT_LT(one->step_us, one->projected_step_us);
+}
+
+TEST(NodeRefinementTest, TgaRefinesBelowItsUnits) {
+  const Cluster cluster = TestCluster(4, kGiB);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 500, 3), cluster, 40);
+  SearchOptions options;
+  options.time_budget_s = 60;  // the generation limit ends the run first
+  options.nodes = levels.Level();
+  TgaOptions tga;
+  tga.max_generations = 10;
+  absl::StatusOr<TgaResult> result = RunTga(levels.coarsening.graph, cluster, options, tga);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->node_placement.device.size(), levels.nodes.num_units());
+  EXPECT_LE(result->node_step_us, result->projected_step_us);
+  EXPECT_DOUBLE_EQ(NodeStepUs(levels, cluster, ProjectToNodes(levels.Level(), result->placement)),
+                   result->projected_step_us);
+  // Through the common interface, with the node plan alongside.
+  options.max_iterations = 10;
+  absl::StatusOr<SearchResult> placed =
+      PlaceDetailed("tga", levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(placed->nodes.device, result->node_placement.device);
+  EXPECT_EQ(placed->units.device, result->placement.device);
+}
+
+TEST(NodeRefinementTest, NeedsABoundAndTheMap) {
+  const Cluster cluster = TestCluster(2, kGiB);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 100, 1), cluster, 10);
+  absl::StatusOr<Placement> unit_plan = Place("sgp", levels.coarsening.graph, cluster, {});
+  ASSERT_TRUE(unit_plan.ok());
+  EXPECT_EQ(
+      RefineOnNodes(levels.Level(), cluster, {*unit_plan}, NodeRefinementOptions{}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RefineOnNodes(NodeLevel{}, cluster, {*unit_plan}, Rounds(3)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace autopar::search
