@@ -1,14 +1,13 @@
 #include "costmodel/host_cpu.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/device.h"
+#include "costmodel/json_file.h"
 
 namespace autopar::costmodel {
 namespace {
@@ -108,15 +107,9 @@ absl::StatusOr<HostCalibration> HostCalibrationFromJson(const nlohmann::json& js
 
 absl::StatusOr<HostCalibration> LoadHostCalibration(const std::string& path) {
   const std::string source = absl::StrCat("host calibration '", path, "'");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", source));
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json json =
-      nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded())
-    return absl::InvalidArgumentError(absl::StrCat(source, " is not valid JSON"));
-  return HostCalibrationFromJson(json, source);
+  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path, source);
+  if (!json.ok()) return json.status();
+  return HostCalibrationFromJson(*json, source);
 }
 
 absl::StatusOr<std::optional<std::pair<int, int>>> ParseHostCpuClusterName(absl::string_view name) {

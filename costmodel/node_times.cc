@@ -1,11 +1,10 @@
 #include "costmodel/node_times.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "costmodel/json_file.h"
 
 namespace autopar::costmodel {
 
@@ -33,15 +32,9 @@ absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::st
 
 absl::StatusOr<NodeTimes> LoadNodeTimesFile(const std::string& path) {
   const std::string source = absl::StrCat("node times file '", path, "'");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", source));
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json json =
-      nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded())
-    return absl::InvalidArgumentError(absl::StrCat(source, " is not valid JSON"));
-  return NodeTimesFromJson(json, source);
+  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path, source);
+  if (!json.ok()) return json.status();
+  return NodeTimesFromJson(*json, source);
 }
 
 absl::StatusOr<CostSource> ApplyNodeTimes(const NodeTimes& times, CostGraph& graph) {
