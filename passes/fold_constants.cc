@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "passes/fold_constants_internal.h"
 
 namespace autopar::passes {
@@ -340,7 +341,9 @@ class Folder {
   const onnx_io::Model& model_;
   const FoldOptions& options_;
   ir::Graph& graph_;
-  absl::flat_hash_map<uint32_t, Tensor> known_;
+  // Node-based: Evaluate holds pointers to known inputs while Known() adds
+  // more, and a flat map would move them on rehash.
+  absl::node_hash_map<uint32_t, Tensor> known_;
   absl::flat_hash_map<std::string_view, const onnx::TensorProto*> initializers_;
 };
 
