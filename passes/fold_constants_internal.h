@@ -61,6 +61,25 @@ std::optional<std::vector<int64_t>> BroadcastDims(
 /// For each element of a tensor of shape `out`, the index of the element of
 /// a tensor of shape `in` (which broadcasts to `out`) it reads.
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, absl::Span<const int64_t> out);
+
+/// For each element of a row-major tensor of `out_dims` (at most `count`
+/// elements, its size), the flat source offset `source_of(index)` returns for
+/// its multi-index: the walk that Tile, Transpose and broadcasting share.
+template <typename SourceOf>
+std::vector<int64_t> SourceOffsets(absl::Span<const int64_t> out_dims, int64_t count,
+                                   SourceOf source_of) {
+  std::vector<int64_t> from;
+  from.reserve(static_cast<size_t>(count));
+  std::vector<int64_t> index(out_dims.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    from.push_back(source_of(index));
+    for (size_t d = out_dims.size(); d-- > 0;) {
+      if (++index[d] < out_dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return from;
+}
 /// `axis` in [0, rank) from [-rank, rank).
 std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
 

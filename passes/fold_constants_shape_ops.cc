@@ -384,18 +384,11 @@ std::optional<Outputs> EvalTile(const EvalContext& c) {
   std::optional<int64_t> n = NumElements(dims);
   if (!n || *n > kMaxFoldedElements) return std::nullopt;
   const std::vector<int64_t> strides = Strides(data->dims);
-  std::vector<int64_t> from;
-  from.reserve(*n);
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t flat = 0; flat < *n; ++flat) {
+  std::vector<int64_t> from = SourceOffsets(dims, *n, [&](const std::vector<int64_t>& index) {
     int64_t source = 0;
     for (size_t d = 0; d < rank; ++d) source += (index[d] % data->dims[d]) * strides[d];
-    from.push_back(source);
-    for (size_t d = rank; d-- > 0;) {
-      if (++index[d] < dims[d]) break;
-      index[d] = 0;
-    }
-  }
+    return source;
+  });
   std::optional<Tensor> out = Pick(*data, std::move(dims), from);
   if (!out) return std::nullopt;
   return Outputs{*std::move(out)};
@@ -422,18 +415,11 @@ std::optional<Outputs> EvalTranspose(const EvalContext& c) {
   }
   const std::vector<int64_t> strides = Strides(data->dims);
   const int64_t n = data->size();
-  std::vector<int64_t> from;
-  from.reserve(n);
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
+  std::vector<int64_t> from = SourceOffsets(dims, n, [&](const std::vector<int64_t>& index) {
     int64_t source = 0;
     for (int64_t d = 0; d < rank; ++d) source += index[d] * strides[perm[d]];
-    from.push_back(source);
-    for (int64_t d = rank; d-- > 0;) {
-      if (++index[d] < dims[d]) break;
-      index[d] = 0;
-    }
-  }
+    return source;
+  });
   std::optional<Tensor> out = Pick(*data, std::move(dims), from);
   if (!out) return std::nullopt;
   return Outputs{*std::move(out)};

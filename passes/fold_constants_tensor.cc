@@ -152,23 +152,15 @@ std::optional<std::vector<int64_t>> BroadcastDims(
 
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, absl::Span<const int64_t> out) {
   const int64_t n = NumElements(out).value_or(0);
-  std::vector<int64_t> result(n, 0);
-  if (n == 0) return result;
   const size_t offset = out.size() - in.size();
   const std::vector<int64_t> in_strides = Strides(in);
-  std::vector<int64_t> index(out.size(), 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
+  return SourceOffsets(out, n, [&](const std::vector<int64_t>& index) {
     int64_t source = 0;
     for (size_t d = 0; d < in.size(); ++d) {
       if (in[d] != 1) source += index[offset + d] * in_strides[d];
     }
-    result[flat] = source;
-    for (size_t d = out.size(); d-- > 0;) {
-      if (++index[d] < out[d]) break;
-      index[d] = 0;
-    }
-  }
-  return result;
+    return source;
+  });
 }
 
 std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {

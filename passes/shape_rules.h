@@ -1,7 +1,7 @@
 // Per-operator shape and type rules: our own propagation for operators that
 // the installed ONNX library cannot infer (newer opsets, contrib domains), and
 // for values its inference left incomplete. One rule per operator family,
-// dispatched on OpKind (STYLE.md rule 3).
+// dispatched on OpKind once, in shape_rules.cc.
 #ifndef AUTOPAR_PASSES_SHAPE_RULES_H_
 #define AUTOPAR_PASSES_SHAPE_RULES_H_
 
