@@ -1,16 +1,14 @@
 // The model zoo end to end: every model exported by tests/zoo/export_zoo.py
 // is inspected (info), costed (cost), split on 4 devices by SGP and by a
-// seeded random node placement (both with --stages --triton), and each
-// deployment run in ONNX Runtime against the unsplit model (atol/rtol 1e-4):
-// once from plan.json, once as a Triton repository (OUT_DIR/triton) from its
-// config.pbtxt files alone. The table of results (model, source, nodes,
-// estimates used, split ok, Triton ok, max abs error) is printed as a
-// diagnostic and written to ZOO_DIR/zoo_table.md.
+// seeded random node placement (both with --stages), and each deployment run
+// in ONNX Runtime against the unsplit model (atol/rtol 1e-4). The table of
+// results (model, source, nodes, estimates used, split ok, max abs error) is
+// printed as a diagnostic and written to ZOO_DIR/zoo_table.md.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, autopar, randomPlacementFile, runner, splitAndRun, tempDir } from '../e2e/helpers.mjs';
+import { CLI, autopar, randomPlacementFile, splitAndRun, tempDir } from '../e2e/helpers.mjs';
 
 const ZOO_DIR = process.env.AUTOPAR_ZOO_DIR;
 const DEVICES = 4;
@@ -24,29 +22,14 @@ const only = process.env.ZOO_MODELS?.split(',');
 const models = manifest.models.filter((m) => !only || only.includes(m.name));
 const rows = [];
 
-/** Runs OUT_DIR/triton through its ensemble against the model; returns the runner's report. */
-function runTriton(outDir, runnerArgs, what) {
-  const r = runner([join(outDir, 'triton'), ...runnerArgs]);
-  let report;
-  try {
-    report = JSON.parse(r.stdout);
-  } catch {
-    throw new Error(`runner on ${outDir}/triton (${what}): exit ${r.code}: ${r.stdout}${r.stderr}`);
-  }
-  assert.equal(r.code, 0, `${what} Triton repository: ${r.stdout.slice(0, 1000)}${r.stderr}`);
-  assert.equal(report.mode, 'triton');
-  assert.equal(report.check.ok, true, `${what} Triton repository differs: ${JSON.stringify(report.check).slice(0, 500)}`);
-  return report;
-}
-
 test('the zoo holds at least 30 models', { skip: missing }, () => {
   assert.ok(manifest.models.length >= 30, `only ${manifest.models.length} models in ${manifestPath}`);
 });
 
 for (const m of models) {
-  test(`${m.name}: info, cost, SGP and random splits match the unsplit model in ORT, also as Triton repositories`, { skip: missing, timeout: 300000 }, () => {
+  test(`${m.name}: info, cost, SGP and random splits match the unsplit model in ORT`, { skip: missing, timeout: 300000 }, () => {
     const model = join(ZOO_DIR, m.file);
-    const row = { name: m.name, source: m.source, nodes: m.nodes, estimates: '', ok: false, triton: false, maxAbs: NaN };
+    const row = { name: m.name, source: m.source, nodes: m.nodes, estimates: '', ok: false, maxAbs: NaN };
     rows.push(row);
     const info = autopar(['info', model, ...m.autopar]);
     assert.equal(info.code, 0, `info: ${info.stderr}`);
@@ -56,7 +39,7 @@ for (const m of models) {
 
     const work = tempDir(`zoo-${m.name}`);
     const runnerArgs = ['--check', model, '--seed', '3', ...m.runner];
-    const sgp = splitAndRun(model, join(work, 'sgp'), ['--devices', String(DEVICES), '--quiet', '--triton', ...m.autopar], runnerArgs);
+    const sgp = splitAndRun(model, join(work, 'sgp'), ['--devices', String(DEVICES), '--quiet', ...m.autopar], runnerArgs);
     assert.equal(sgp.report.check.ok, true, `SGP split differs: ${JSON.stringify(sgp.report.check).slice(0, 500)}`);
     assert.equal(sgp.plan.devices.length, DEVICES);
     // Every estimate is listed once on stderr per kind and in plan.json.
@@ -65,25 +48,18 @@ for (const m of models) {
     if (kinds.length > 0) assert.match(info.stderr, /estimated \d+ /);
 
     const placement = randomPlacementFile(sgp.plan, DEVICES, RANDOM_SEED, work);
-    const random = splitAndRun(model, join(work, 'random'), ['--devices', String(DEVICES), '--placement', placement, '--triton', ...m.autopar], runnerArgs);
+    const random = splitAndRun(model, join(work, 'random'), ['--devices', String(DEVICES), '--placement', placement, ...m.autopar], runnerArgs);
     assert.equal(random.report.check.ok, true, `random split differs: ${JSON.stringify(random.report.check).slice(0, 500)}`);
     assert.equal(random.plan.algorithm, 'given');
     row.maxAbs = Math.max(sgp.report.check.max_abs, random.report.check.max_abs);
     row.ok = true;
-
-    const sgpTriton = runTriton(join(work, 'sgp'), runnerArgs, 'SGP');
-    const randomTriton = runTriton(join(work, 'random'), runnerArgs, 'random');
-    assert.equal(sgpTriton.steps, sgp.plan.stages.length);
-    assert.equal(randomTriton.steps, random.plan.stages.length);
-    row.maxAbs = Math.max(row.maxAbs, sgpTriton.check.max_abs, randomTriton.check.max_abs);
-    row.triton = true;
   });
 }
 
 test.after(() => {
   if (missing || rows.length === 0) return;
-  const lines = ['| model | source | nodes | estimates used | split ok | Triton ok | max abs error |', '|---|---|---|---|---|---|---|'];
-  for (const r of rows) lines.push(`| ${r.name} | ${r.source} | ${r.nodes} | ${r.estimates || '—'} | ${r.ok ? 'yes' : 'NO'} | ${r.triton ? 'yes' : 'NO'} | ${Number.isNaN(r.maxAbs) ? '—' : r.maxAbs.toExponential(2)} |`);
+  const lines = ['| model | source | nodes | estimates used | split ok | max abs error |', '|---|---|---|---|---|---|'];
+  for (const r of rows) lines.push(`| ${r.name} | ${r.source} | ${r.nodes} | ${r.estimates || '—'} | ${r.ok ? 'yes' : 'NO'} | ${Number.isNaN(r.maxAbs) ? '—' : r.maxAbs.toExponential(2)} |`);
   writeFileSync(join(ZOO_DIR, 'zoo_table.md'), `${lines.join('\n')}\n`);
   console.log(lines.map((l) => `# ${l}`).join('\n'));
 });
