@@ -10,8 +10,8 @@
 // topological order and on one device, at most S nodes long; S starts at the
 // largest unit's node count and halves down to single nodes. At each level
 // the moves are boundary moves: a block goes to a device one of its nodes
-// exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP run
-// on the nodes) are starting points beside the projections; the best start
+// exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP,
+// m-SCT run on the nodes) are starting points beside the projections; the best start
 // is refined.
 //
 // Nodes of a locked unit (NodeLevel::locked_units) always move together, so
@@ -44,7 +44,7 @@ struct NodeRefinementOptions {
   /// Moves simulated per round.
   int moves_per_round = 32;
   /// Node-level list schedules tried as starting points.
-  std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop"};
+  std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop", "m-sct"};
   /// Seconds since the search started (the caller's clock).
   std::function<double()> elapsed_s;
 };

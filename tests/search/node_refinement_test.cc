@@ -198,6 +198,23 @@ TEST(NodeRefinementTest, SgpKeepsLockedUnitsTogetherOnTheNodes) {
   }
 }
 
+// Coarsened into a handful of units the graph is a chain of units — nothing
+// to overlap at that level — yet its nodes have plenty: SGP still schedules
+// them.
+TEST(NodeRefinementTest, SgpLooksBelowUnitsThatFormAChain) {
+  Cluster cluster = TestCluster(4, kGiB);
+  cluster.InitLinks(100e9, 5);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 600, 2), cluster, 3);
+  SearchOptions options;
+  options.nodes = levels.Level();
+  absl::StatusOr<SgpResult> result = RunSgp(levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->node_placement.device.size(), levels.nodes.num_units());
+  EXPECT_LT(NodeStepUs(levels, cluster, result->node_placement),
+            NodeStepUs(levels, cluster, ProjectToNodes(levels.Level(), result->placement)));
+}
+
 // A chain has nothing to overlap: SGP keeps its unit plan.
 TEST(NodeRefinementTest, SgpKeepsItsUnitPlanOnAChain) {
   const Cluster cluster = TestCluster(4, kGiB);

@@ -530,14 +530,24 @@ void NodeBench::RunCase(const Row& row, const pipeline::PlanningProblem& problem
     }
     return nullptr;
   };
-  // TGA (10 s) against the best list schedule on nodes.
-  if (const Result* tga = find("tga@10"); tga != nullptr && best_list != nullptr) {
+  // TGA (10 s) against the best list schedule on nodes (models: the best
+  // plan of any other algorithm).
+  const Result* tga_reference = best_list;
+  if (row.source == "model") {
+    tga_reference = nullptr;
+    for (const Result& r : results) {
+      if (r.algorithm.rfind("tga", 0) == 0 || r.status != "ok" || !r.feasible) continue;
+      if (tga_reference == nullptr || r.step_us < tga_reference->step_us) tga_reference = &r;
+    }
+  }
+  if (const Result* tga = find("tga@10"); tga != nullptr && tga_reference != nullptr) {
     ++tga_cases_;
-    if (tga->step_us <= best_list->step_us * (1 + 1e-9)) {
+    if (tga->step_us <= tga_reference->step_us * (1 + 1e-9)) {
       ++tga_at_most_list_;
     } else {
       misses_.push_back(absl::StrFormat("%s: tga@10 %.4f× %s", where,
-                                        tga->step_us / best_list->step_us, best_list->algorithm));
+                                        tga->step_us / tga_reference->step_us,
+                                        tga_reference->algorithm));
     }
   }
   // TGA at 60 s against 1 s, where 1 s is above the lower bound.
@@ -676,8 +686,10 @@ int NodeBench::Run() {
       "memory. m-etf, heft, cpop run on the nodes; sgp and tga place the coarsened units (tga "
       "then refines below them); tga@S: a budget of S seconds.\n");
   std::printf("\nTargets:\n");
-  std::printf("- tga@10 <= the best list schedule on nodes: %d of %d cases\n", tga_at_most_list_,
-              tga_cases_);
+  std::printf(
+      "- tga@10 <= the best list schedule on nodes (models: the best other algorithm): %d of %d "
+      "cases\n",
+      tga_at_most_list_, tga_cases_);
   std::printf("- tga@60 better than tga@1 where tga@1 is above the lower bound: %d of %d cases\n",
               long_better_, long_cases_);
   std::printf("- sgp <= 1.05x the best list schedule (models: the best other plan): %d of %d\n",
