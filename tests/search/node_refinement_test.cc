@@ -163,7 +163,7 @@ TEST(NodeRefinementTest, SgpSchedulesTheNodesWhenTheUnitsAreTooCoarse) {
   options.nodes = levels.Level();
   absl::StatusOr<SgpResult> result = RunSgp(levels.coarsening.graph, cluster, options);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->strategy, "earliest task first on nodes");
+  EXPECT_THAT(result->strategy, ::testing::EndsWith("on nodes"));
   ASSERT_TRUE(costmodel::CheckPlacement(levels.nodes, cluster, result->node_placement).ok());
   const double unit_plan_us =
       NodeStepUs(levels, cluster, ProjectToNodes(levels.Level(), result->placement));
