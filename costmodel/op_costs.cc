@@ -468,24 +468,18 @@ bool Contains(const std::vector<ir::ValueId>& ids, ir::ValueId id, size_t end) {
          ids.begin() + static_cast<std::ptrdiff_t>(end);
 }
 
-// Multidirectional (numpy) broadcast of the known dims; nullopt when none is
-// known. Mismatched dims take the larger (an estimate, not a check).
-std::optional<std::vector<int64_t>> BroadcastDims(const std::vector<const TensorInfo*>& infos) {
-  std::optional<std::vector<int64_t>> result;
+// The broadcast of the known dims among `infos` (shapes::Broadcast; dims
+// that disagree, as estimates may, take the larger); nullopt when none is
+// known.
+std::optional<std::vector<int64_t>> BroadcastKnown(const std::vector<const TensorInfo*>& infos) {
+  std::vector<ir::Shape> known;
   for (const TensorInfo* t : infos) {
-    if (!t->known()) continue;
-    if (!result) {
-      result = *t->dims;
-      continue;
-    }
-    const std::vector<int64_t>& d = *t->dims;
-    if (d.size() > result->size()) result->insert(result->begin(), d.size() - result->size(), 1);
-    size_t offset = result->size() - d.size();
-    for (size_t i = 0; i < d.size(); ++i) {
-      (*result)[offset + i] = std::max((*result)[offset + i], d[i]);
-    }
+    if (t->known()) known.push_back(t->shape());
   }
-  return result;
+  if (known.empty()) return std::nullopt;
+  ir::Shape out = shapes::Broadcast(known, shapes::DimConflict::kLarger);
+  if (!out.IsStatic()) return std::nullopt;
+  return out.Values();
 }
 
 }  // namespace
@@ -623,8 +617,8 @@ void BindEstimatedOutputs(ValueTable& table, const ir::Node& node) {
       all.push_back(&t);
       if (!t.is_parameter) data.push_back(&t);
     }
-    dims = BroadcastDims(data);
-    if (!dims) dims = BroadcastDims(all);
+    dims = BroadcastKnown(data);
+    if (!dims) dims = BroadcastKnown(all);
   }
   if (!dims) return;
 

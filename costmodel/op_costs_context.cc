@@ -35,6 +35,11 @@ std::optional<int64_t> TensorInfo::ScalarInt() const {
   return (*int_data)[0];
 }
 
+ir::Shape TensorInfo::shape() const {
+  if (!dims) return ir::Shape();
+  return ir::Shape(*dims);
+}
+
 TensorInfo ValueTable::Info(ir::ValueId id) const {
   if (!id.valid() || id.index() >= graph_.num_values()) return {};
   if (id.index() < bound_.size() && bound_[id.index()]) return *bound_[id.index()];

@@ -13,6 +13,7 @@
 #include "costmodel/node_cost.h"
 #include "costmodel/op_costs.h"
 #include "ir/graph.h"
+#include "shapes/dims.h"
 
 namespace autopar::costmodel::internal {
 
@@ -83,6 +84,9 @@ struct TensorInfo {
   Count bytes() const { return elements * ir::DTypeSizeBytes(dtype); }
   /// The single known integer of a scalar / 1-element constant.
   std::optional<int64_t> ScalarInt() const;
+  /// The dims as an ir::Shape for the shape rules of shapes/dims.h;
+  /// unranked when unknown.
+  ir::Shape shape() const;
 };
 
 /// The TensorInfo of an omitted operand.
@@ -205,11 +209,14 @@ Work Det(const OpContext& c);
 
 /// Output spatial dims of a convolution or pooling window of `kernel` over
 /// `x` [N, C, spatial...] from the node's strides, dilations, pads, auto_pad
-/// and ceil_mode attributes; nullopt when x's shape is not known.
+/// and ceil_mode attributes (shapes::WindowOutput); nullopt when x's shape
+/// is not known or the attributes do not describe a window that fits.
 std::optional<std::vector<int64_t>> ConvOutputSpatial(const ir::Node& node, const TensorInfo& x,
                                                       const std::vector<int64_t>& kernel);
 
-/// The output dims of a MatMul of `a` and `b` (numpy semantics), when known.
+/// The output dims of a MatMul of `a` and `b` (shapes::MatMulShape; a
+/// contracted or batch dim that differs, as estimates may, takes the larger),
+/// when known.
 std::optional<std::vector<int64_t>> MatMulOutputDims(const TensorInfo& a, const TensorInfo& b,
                                                      bool trans_a, bool trans_b);
 

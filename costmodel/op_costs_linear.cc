@@ -1,21 +1,15 @@
 // Linear-algebra formulas: convolutions, GEMM, MatMul (batched and
 // broadcast), Einsum, determinants, and their quantized and fused forms.
-// These are the ops whose multiply-accumulates count as MACs.
+// These are the ops whose multiply-accumulates count as MACs. Output sizes,
+// window geometry and Einsum indices come from shapes/dims.h, the rules the
+// shape inference uses.
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "costmodel/op_costs_internal.h"
 
 namespace autopar::costmodel::internal {
 namespace {
-
-std::vector<int64_t> IntsOr(const ir::Node& node, std::string_view name, size_t size,
-                            int64_t fill) {
-  std::vector<int64_t> values = node.GetInts(name);
-  if (values.size() != size) values.assign(size, fill);
-  return values;
-}
 
 bool IsPointwise(const ir::Node& node, const std::vector<int64_t>& kernel) {
   for (int64_t k : kernel) {
@@ -47,28 +41,15 @@ int64_t ContractedDim(const TensorInfo& a, const TensorInfo& b, bool trans_a, bo
 
 std::optional<std::vector<int64_t>> ConvOutputSpatial(const ir::Node& node, const TensorInfo& x,
                                                       const std::vector<int64_t>& kernel) {
-  size_t n = kernel.size();
+  const size_t n = kernel.size();
   if (!x.known() || x.rank() != static_cast<int64_t>(n) + 2) return std::nullopt;
-  std::vector<int64_t> strides = IntsOr(node, "strides", n, 1);
-  std::vector<int64_t> dilations = IntsOr(node, "dilations", n, 1);
-  std::vector<int64_t> pads = IntsOr(node, "pads", 2 * n, 0);
-  std::string auto_pad = node.GetString("auto_pad", "NOTSET");
-  bool ceil_mode = node.GetInt("ceil_mode", 0) != 0;
+  std::optional<shapes::Window> window = shapes::ReadWindow(node, n, kernel);
+  if (!window) return std::nullopt;
   std::vector<int64_t> out(n);
   for (size_t i = 0; i < n; ++i) {
-    int64_t in = (*x.dims)[i + 2];
-    int64_t stride = std::max<int64_t>(strides[i], 1);
-    int64_t extent = (kernel[i] - 1) * std::max<int64_t>(dilations[i], 1) + 1;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out[i] = (in + stride - 1) / stride;
-      continue;
-    }
-    int64_t padded = auto_pad == "VALID" ? in : in + pads[i] + pads[i + n];
-    if (padded < extent) {
-      out[i] = 0;
-      continue;
-    }
-    out[i] = (padded - extent + (ceil_mode ? stride - 1 : 0)) / stride + 1;
+    ir::Dim d = shapes::WindowOutput(ir::Dim{(*x.dims)[i + 2], ""}, *window, i);
+    if (!d.known()) return std::nullopt;
+    out[i] = d.value;
   }
   return out;
 }
@@ -147,22 +128,11 @@ Work ConvTranspose(const OpContext& c) {
 
 std::optional<std::vector<int64_t>> MatMulOutputDims(const TensorInfo& a, const TensorInfo& b,
                                                      bool trans_a, bool trans_b) {
-  if (!a.known() || !b.known() || a.rank() < 1 || b.rank() < 1) return std::nullopt;
-  const std::vector<int64_t>& ad = *a.dims;
-  const std::vector<int64_t>& bd = *b.dims;
-  std::vector<int64_t> batch_a(ad.begin(), ad.end() - std::min<size_t>(ad.size(), 2));
-  std::vector<int64_t> batch_b(bd.begin(), bd.end() - std::min<size_t>(bd.size(), 2));
-  if (ad.size() == 1) batch_a.clear();
-  if (bd.size() == 1) batch_b.clear();
-  std::vector<int64_t> out = batch_a.size() >= batch_b.size() ? batch_a : batch_b;
-  const std::vector<int64_t>& shorter = batch_a.size() >= batch_b.size() ? batch_b : batch_a;
-  size_t offset = out.size() - shorter.size();
-  for (size_t i = 0; i < shorter.size(); ++i) {
-    out[offset + i] = std::max(out[offset + i], shorter[i]);
-  }
-  if (ad.size() >= 2) out.push_back(trans_a ? ad[ad.size() - 1] : ad[ad.size() - 2]);
-  if (bd.size() >= 2) out.push_back(trans_b ? bd[bd.size() - 2] : bd[bd.size() - 1]);
-  return out;
+  ir::Shape out = shapes::MatMulShape(
+      a.shape(), b.shape(),
+      {.trans_a = trans_a, .trans_b = trans_b, .conflict = shapes::DimConflict::kLarger});
+  if (!out.IsStatic()) return std::nullopt;
+  return out.Values();
 }
 
 // Note [MatMul MACs]: out_elements × K, which covers batched and broadcast
@@ -255,60 +225,23 @@ Work MatMulNBits(const OpContext& c) {
 // cheaper order). One operand: a sum (points FLOPs) when indices are reduced,
 // else a transposition / diagonal (no arithmetic).
 Work Einsum(const OpContext& c) {
-  std::string equation;
-  for (char ch : c.node.GetString("equation", "")) {
-    if (ch != ' ') equation.push_back(ch);
-  }
-  size_t arrow = equation.find("->");
-  std::string lhs = equation.substr(0, arrow);
-  std::vector<std::string> terms;
-  size_t start = 0;
-  for (size_t comma = lhs.find(',');; comma = lhs.find(',', start)) {
-    terms.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  std::vector<const TensorInfo*> operands;
+  const std::string text = c.node.GetString("equation", "");
+  std::optional<shapes::EinsumEquation> equation = shapes::ParseEinsum(text);
+  std::vector<ir::Shape> operands;
   for (const TensorInfo& t : c.inputs) {
-    if (t.present) operands.push_back(&t);
+    if (t.present) operands.push_back(t.shape());
   }
-  if (equation.empty() || terms.size() != operands.size()) {
+  if (!equation || text.find_first_not_of(' ') == std::string::npos) {
     return Estimate(c, 2, OpClass::kMatMul);
   }
+  // Sizes of estimated operands may disagree; the larger counts.
+  std::optional<shapes::EinsumIndices> indices =
+      shapes::BindEinsumIndices(*equation, operands, shapes::DimConflict::kLarger);
+  if (!indices || !indices->ellipsis.IsStatic()) return Estimate(c, 2, OpClass::kMatMul);
 
-  std::map<char, int64_t> sizes;
-  std::vector<int64_t> ellipsis;  // broadcast, right-aligned
-  for (size_t i = 0; i < terms.size(); ++i) {
-    const TensorInfo& t = *operands[i];
-    const std::string& term = terms[i];
-    size_t dots = term.find("...");
-    int64_t letters = static_cast<int64_t>(term.size()) - (dots == std::string::npos ? 0 : 3);
-    int64_t ellipsis_rank = t.rank() - letters;
-    if (!t.known() || ellipsis_rank < 0 || (dots == std::string::npos && ellipsis_rank != 0)) {
-      return Estimate(c, 2, OpClass::kMatMul);
-    }
-    size_t dim = 0;
-    for (size_t j = 0; j < term.size(); ++j) {
-      if (j == dots) {
-        std::vector<int64_t> e(t.dims->begin() + static_cast<std::ptrdiff_t>(dim),
-                               t.dims->begin() + static_cast<std::ptrdiff_t>(dim) + ellipsis_rank);
-        if (e.size() > ellipsis.size())
-          ellipsis.insert(ellipsis.begin(), e.size() - ellipsis.size(), 1);
-        size_t offset = ellipsis.size() - e.size();
-        for (size_t q = 0; q < e.size(); ++q) {
-          ellipsis[offset + q] = std::max(ellipsis[offset + q], e[q]);
-        }
-        dim += static_cast<size_t>(ellipsis_rank);
-        j += 2;
-        continue;
-      }
-      int64_t& size = sizes[term[j]];
-      size = std::max(size, (*t.dims)[dim++]);
-    }
-  }
   Count points = 1;
-  for (const auto& [letter, size] : sizes) points *= size;
-  for (int64_t d : ellipsis) points *= d;
+  for (const auto& [letter, size] : indices->letters) points *= size.value;
+  for (int64_t d : indices->ellipsis.Values()) points *= d;
 
   Work work;
   work.op_class = OpClass::kMatMul;

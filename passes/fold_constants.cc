@@ -349,6 +349,8 @@ class Folder {
 
 }  // namespace
 
+bool CanFold(ir::OpKind kind) { return FindEvaluator(kind) != nullptr; }
+
 absl::StatusOr<FoldResult> FoldConstants(const onnx_io::Model& model, const FoldOptions& options,
                                          ir::Graph& graph) {
   return Folder(model, options, graph).Run();

@@ -62,6 +62,10 @@ struct FoldResult {
   int64_t values_learned = 0;
 };
 
+/// True when the folder can evaluate nodes of `kind`. ir/op_kinds.def lists
+/// the kinds it can (ir::kFoldRule); a test holds the two to each other.
+bool CanFold(ir::OpKind kind);
+
 /// Evaluates what can be evaluated in the main graph and records it in
 /// `graph` (shapes, dtypes, int_data of folded outputs). Fails only when the
 /// model's own bytes cannot be read (a truncated external file).

@@ -29,10 +29,10 @@ struct Broadcasted {
   std::vector<std::vector<int64_t>> indices;
 };
 std::optional<Broadcasted> BroadcastInputs(const std::vector<const Tensor*>& inputs) {
-  std::vector<const std::vector<int64_t>*> shapes;
+  std::vector<absl::Span<const int64_t>> shapes;
   for (const Tensor* t : inputs) {
     if (t == nullptr) return std::nullopt;
-    shapes.push_back(&t->dims);
+    shapes.push_back(t->dims);
   }
   std::optional<std::vector<int64_t>> dims = BroadcastDims(shapes);
   if (!dims) return std::nullopt;

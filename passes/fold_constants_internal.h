@@ -20,6 +20,7 @@
 
 #include "absl/types/span.h"
 #include "ir/graph.h"
+#include "shapes/dims.h"
 
 namespace autopar::passes::fold {
 
@@ -55,9 +56,6 @@ void Normalize(Tensor& t);
 std::optional<int64_t> NumElements(absl::Span<const int64_t> dims);
 /// Row-major strides of `dims`.
 std::vector<int64_t> Strides(absl::Span<const int64_t> dims);
-/// Numpy broadcasting of `shapes`; nullopt when they disagree.
-std::optional<std::vector<int64_t>> BroadcastDims(
-    absl::Span<const std::vector<int64_t>* const> shapes);
 /// For each element of a tensor of shape `out`, the index of the element of
 /// a tensor of shape `in` (which broadcasts to `out`) it reads.
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, absl::Span<const int64_t> out);
@@ -80,8 +78,9 @@ std::vector<int64_t> SourceOffsets(absl::Span<const int64_t> out_dims, int64_t c
   }
   return from;
 }
-/// `axis` in [0, rank) from [-rank, rank).
-std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
+// Broadcasting and axes follow the shape rules' definitions.
+using shapes::BroadcastDims;
+using shapes::NormalizeAxis;
 
 /// What an evaluator reads: the node, its inputs (nullptr when absent or not
 /// known) and the decoded `value` attribute of Constant/ConstantOfShape.

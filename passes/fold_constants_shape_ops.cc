@@ -359,7 +359,7 @@ std::optional<Outputs> EvalExpand(const EvalContext& c) {
   for (int64_t d : *shape) {
     if (d < 0) return std::nullopt;
   }
-  std::optional<std::vector<int64_t>> dims = BroadcastDims({&data->dims, &*shape});
+  std::optional<std::vector<int64_t>> dims = BroadcastDims({data->dims, *shape});
   if (!dims) return std::nullopt;
   std::optional<int64_t> n = NumElements(*dims);
   if (!n || *n > kMaxFoldedElements) return std::nullopt;

@@ -132,24 +132,6 @@ std::vector<int64_t> Strides(absl::Span<const int64_t> dims) {
   return strides;
 }
 
-std::optional<std::vector<int64_t>> BroadcastDims(
-    absl::Span<const std::vector<int64_t>* const> shapes) {
-  size_t rank = 0;
-  for (const std::vector<int64_t>* s : shapes) rank = std::max(rank, s->size());
-  std::vector<int64_t> out(rank, 1);
-  for (const std::vector<int64_t>* s : shapes) {
-    const size_t offset = rank - s->size();
-    for (size_t i = 0; i < s->size(); ++i) {
-      const int64_t d = (*s)[i];
-      int64_t& o = out[offset + i];
-      if (d == o || d == 1) continue;
-      if (o != 1) return std::nullopt;
-      o = d;
-    }
-  }
-  return out;
-}
-
 std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, absl::Span<const int64_t> out) {
   const int64_t n = NumElements(out).value_or(0);
   const size_t offset = out.size() - in.size();
@@ -161,11 +143,6 @@ std::vector<int64_t> BroadcastIndices(absl::Span<const int64_t> in, absl::Span<c
     }
     return source;
   });
-}
-
-std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
 }
 
 int64_t EvalContext::opset() const { return node.opset > 0 ? node.opset : 23; }

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onnx_io/shape_inference.h"
-#include "passes/shape_rules.h"
+#include "shapes/shape_rules.h"
 
 namespace autopar::passes {
 namespace {
@@ -258,7 +258,7 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
   //    continue past them, so repeat while it helps.
   FoldOptions fold;
   fold.input_values = options.input_values;
-  RuleOptions rules;
+  shapes::RuleOptions rules;
   rules.estimate = options.estimate;
   rules.loop_trips = options.loop_trips;
   std::map<uint32_t, std::string> estimated;  // value → what was assumed
@@ -270,7 +270,7 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
       if (!folded.ok()) return folded.status();
       report.folded_nodes = folded->folded_nodes;
     }
-    for (RuleEstimate& e : PropagateRules(graph, rules)) {
+    for (shapes::RuleEstimate& e : shapes::PropagateRules(graph, rules)) {
       estimated.try_emplace(e.value.index(), std::move(e.assumed));
     }
     const size_t still_open = ValuesWithoutStaticShape(graph).size();

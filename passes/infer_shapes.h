@@ -4,7 +4,7 @@
 // Order of sources, most trusted first: the model's declared types, ONNX's
 // shape inference with data propagation (onnx_io), constant folding of shape
 // computations (fold_constants.h), then our own per-operator rules
-// (shape_rules.h) for operators the installed library has no schema for, such
+// (shapes/shape_rules.h) for operators the installed library has no schema for, such
 // as those of opset 18 and newer.
 //
 // Note [Shape estimates]: a placement must not be refused because one shape

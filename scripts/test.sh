@@ -24,7 +24,7 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   # tests run in the first tree only. Any sanitizer report fails its test.
   cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DAUTOPAR_SANITIZE=ON -DAUTOPAR_BENCHMARKS=OFF \
-    -DAUTOPAR_TEST_FOLDERS="ir;onnx_io;costmodel;passes;robustness" >/dev/null
+    -DAUTOPAR_TEST_FOLDERS="ir;shapes;onnx_io;costmodel;passes;robustness" >/dev/null
   cmake --build "$ASAN_BUILD_DIR"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$ASAN_BUILD_DIR" --output-on-failure -j2 -LE slow

@@ -2,15 +2,15 @@
 // The rules live in shape_rules_<family>.cc, declared in
 // shape_rules_internal.h; this file only dispatches and checks what they
 // return.
-#include "passes/shape_rules.h"
+#include "shapes/shape_rules.h"
 
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes {
+namespace autopar::shapes {
 namespace {
 
-using shape_rules::NodeView;
-using shape_rules::Outputs;
+using rules::NodeView;
+using rules::Outputs;
 using Rule = Outputs (*)(const NodeView&);
 using K = ir::OpKind;
 
@@ -19,7 +19,7 @@ using K = ir::OpKind;
 // family per line group, which clang-format would spread over one label a line.
 // clang-format off
 Rule FindRule(K kind) {
-  namespace r = shape_rules;
+  namespace r = rules;
   switch (kind) {
     // Element-wise unary: same type and shape as input 0.
     case K::kAcos: case K::kAcosh: case K::kAsin: case K::kAsinh: case K::kAtan:
@@ -157,7 +157,7 @@ Rule FindRule(K kind) {
 void CheckContents(OutputType& t) {
   if (!t.int_data) return;
   std::optional<int64_t> n = t.shape.NumElements();
-  const bool integral = t.dtype == ir::DType::kUndefined || shape_rules::IsIntegerOrBool(t.dtype);
+  const bool integral = t.dtype == ir::DType::kUndefined || rules::IsIntegerOrBool(t.dtype);
   if (!integral || !n || *n != static_cast<int64_t>(t.int_data->size()) ||
       *n > ir::kMaxKnownIntElements) {
     t.int_data.reset();
@@ -174,6 +174,8 @@ bool NeedsRule(const ir::Value& v) {
 
 }  // namespace
 
+bool HasRule(ir::OpKind kind) { return FindRule(kind) != nullptr; }
+
 std::optional<std::vector<OutputType>> InferOutputTypes(const ir::Graph& graph,
                                                         const ir::Node& node,
                                                         const RuleOptions& options) {
@@ -181,10 +183,10 @@ std::optional<std::vector<OutputType>> InferOutputTypes(const ir::Graph& graph,
   if (rule == nullptr) return std::nullopt;
   std::vector<OutputType> types = rule(NodeView(graph, node, options));
   // One entry per output: the rule's, or unranked and untyped.
-  types.resize(node.outputs.size(), shape_rules::Unranked(ir::DType::kUndefined));
+  types.resize(node.outputs.size(), rules::Unranked(ir::DType::kUndefined));
   for (OutputType& t : types) {
     CheckContents(t);
-    if (!options.estimate && !t.estimate.empty()) t = shape_rules::Unranked(t.dtype);
+    if (!options.estimate && !t.estimate.empty()) t = rules::Unranked(t.dtype);
   }
   return types;
 }
@@ -224,4 +226,4 @@ std::vector<RuleEstimate> PropagateRules(ir::Graph& graph, const RuleOptions& op
   return estimates;
 }
 
-}  // namespace autopar::passes
+}  // namespace autopar::shapes

@@ -2,8 +2,8 @@
 // the installed ONNX library cannot infer (newer opsets, contrib domains), and
 // for values its inference left incomplete. One rule per operator family,
 // dispatched on OpKind once, in shape_rules.cc.
-#ifndef AUTOPAR_PASSES_SHAPE_RULES_H_
-#define AUTOPAR_PASSES_SHAPE_RULES_H_
+#ifndef AUTOPAR_SHAPES_SHAPE_RULES_H_
+#define AUTOPAR_SHAPES_SHAPE_RULES_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,7 +12,7 @@
 
 #include "ir/graph.h"
 
-namespace autopar::passes {
+namespace autopar::shapes {
 
 /// What a rule knows about one output.
 struct OutputType {
@@ -26,7 +26,7 @@ struct OutputType {
   /// shape pieces...), so that Reshape/Expand targets can be resolved.
   std::optional<std::vector<int64_t>> int_data;
   /// Non-empty when the shape is an estimate (Note [Shape estimates] in
-  /// infer_shapes.h): what was assumed, e.g. "the larger branch (then)".
+  /// passes/infer_shapes.h): what was assumed, e.g. "the larger branch (then)".
   std::string estimate;
 };
 
@@ -51,11 +51,16 @@ std::optional<std::vector<OutputType>> InferOutputTypes(const ir::Graph& graph,
                                                         const ir::Node& node,
                                                         const RuleOptions& options = {});
 
+/// True when a rule covers `kind` (InferOutputTypes answers for its nodes).
+/// ir/op_kinds.def lists the kinds that have one (ir::kShapeRule); a test
+/// holds the two to each other.
+bool HasRule(ir::OpKind kind);
+
 /// Applies the rules to every node of `graph` in order, filling in the
 /// dtypes, dims and int_data of outputs that are not yet static. Returns the
 /// estimates it kept, one per value.
 std::vector<RuleEstimate> PropagateRules(ir::Graph& graph, const RuleOptions& options);
 
-}  // namespace autopar::passes
+}  // namespace autopar::shapes
 
-#endif  // AUTOPAR_PASSES_SHAPE_RULES_H_
+#endif  // AUTOPAR_SHAPES_SHAPE_RULES_H_

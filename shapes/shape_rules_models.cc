@@ -1,9 +1,9 @@
 // Shape rules of model-level building blocks: normalizations with statistics
 // outputs, recurrent layers, attention (ONNX and com.microsoft), losses and
 // grid sampling.
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 namespace {
 
 using K = ir::OpKind;
@@ -209,4 +209,4 @@ Outputs AffineGridRule(const NodeView& node) {
   return {WithDims(dtype, std::move(dims))};
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules

@@ -4,9 +4,9 @@
 // generators.
 #include <limits>
 
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 namespace {
 
 using K = ir::OpKind;
@@ -334,4 +334,4 @@ Outputs WindowRule(const NodeView& node) {
   return {WithDims(dtype, {KnownDim(node.scalar(0))})};
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 namespace {
 
 // Trip counts above this are "loop until cond" markers (exporters write
@@ -384,9 +384,9 @@ Outputs LoopRule(const NodeView& node) {
   return outputs;
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 
 // SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase,
 // SplitToSequence: a sequence (Note [Sequence facts]).
@@ -441,4 +441,4 @@ Outputs SequenceLengthRule(const NodeView& node) {
   return {t};
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules

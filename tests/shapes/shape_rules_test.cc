@@ -1,6 +1,6 @@
-// Tests of passes/shape_rules*.cc: each family's rule on graphs built in code,
+// Tests of shapes/shape_rules*.cc: each family's rule on graphs built in code,
 // with the expected shapes worked out by hand in the comments.
-#include "passes/shape_rules.h"
+#include "shapes/shape_rules.h"
 
 #include <cstdint>
 #include <limits>
@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 
-namespace autopar::passes {
+namespace autopar::shapes {
 namespace {
 
 using ir::Attribute;
@@ -807,7 +807,7 @@ TEST(ShapeRulesTest, DataDependentCountsAreEstimatedByTheirUpperBound) {
   ValueId compress =
       g.Op("Compress", {g.Input({4, 5}), g.Input({5}, DType::kBool)}, {Int("axis", 1)});
   g.Run();
-  EXPECT_EQ(g.Shape(nonzero), "[2,6]");  // every element non-zero
+  EXPECT_EQ(g.Shape(nonzero), "[2,6]");   // every element non-zero
   EXPECT_EQ(g.Shape(compress), "[4,5]");  // every column kept
 }
 
@@ -928,4 +928,4 @@ TEST(ShapeRulesTest, EveryRuleSurvivesHostileInputs) {
 }
 
 }  // namespace
-}  // namespace autopar::passes
+}  // namespace autopar::shapes

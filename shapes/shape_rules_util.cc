@@ -1,11 +1,12 @@
-// Helpers shared by the shape rules: the node view, overflow-checked dim
-// arithmetic, axis normalization, broadcasting and integer folding.
+// Helpers shared by the shape rules: the node view, output types, dim
+// products, axis lists and integer folding (broadcasting, windows and the
+// checked arithmetic are in dims.cc).
 #include <algorithm>
 #include <limits>
 
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 
 // --- NodeView ----------------------------------------------------------------------
 
@@ -100,18 +101,6 @@ std::optional<int64_t> Length1D(const ir::Shape& shape) {
   return DimValue(shape.dim(0));
 }
 
-std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
-  int64_t result;
-  if (__builtin_add_overflow(a, b, &result)) return std::nullopt;
-  return result;
-}
-
-std::optional<int64_t> CheckedSub(int64_t a, int64_t b) {
-  int64_t result;
-  if (__builtin_sub_overflow(a, b, &result)) return std::nullopt;
-  return result;
-}
-
 std::optional<int64_t> Product(absl::Span<const ir::Dim> dims) {
   int64_t n = 1;
   for (const ir::Dim& d : dims) {
@@ -140,26 +129,7 @@ ir::Dim MulDims(const ir::Dim& a, const ir::Dim& b) {
   return KnownDim(ir::CheckedMul(a.value, b.value));
 }
 
-std::optional<int64_t> FloorDiv(int64_t a, int64_t b) {
-  if (b <= 0) return std::nullopt;
-  int64_t q = a / b;  // b > 0: no overflow
-  if (a % b != 0 && a < 0) --q;
-  return q;
-}
-
-std::optional<int64_t> CeilDiv(int64_t a, int64_t b) {
-  if (b <= 0) return std::nullopt;
-  int64_t q = a / b;
-  if (a % b != 0 && a > 0) ++q;
-  return q;
-}
-
 // --- Axes -------------------------------------------------------------------------------
-
-std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
-  if (rank < 0 || axis < -rank || axis >= rank) return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
-}
 
 std::optional<std::vector<int64_t>> NormalizeAxes(absl::Span<const int64_t> axes, int64_t rank) {
   std::vector<int64_t> result;
@@ -188,43 +158,6 @@ IntList ReadIntList(const NodeView& node, size_t input, std::string_view attribu
   list.given = true;
   if (a->type == ir::AttributeType::kInts) list.values = a->ints;
   return list;
-}
-
-// --- Broadcasting -----------------------------------------------------------------------
-
-namespace {
-
-// One output dim from two broadcast input dims; nullopt when they conflict.
-std::optional<ir::Dim> BroadcastDim(const ir::Dim& a, const ir::Dim& b) {
-  if (a.known() && b.known()) {
-    if (a.value == b.value || b.value == 1) return a;
-    if (a.value == 1) return b;
-    return std::nullopt;
-  }
-  if (a.known()) return a.value == 1 ? b : a;
-  if (b.known()) return b.value == 1 ? a : b;
-  if (a.symbol == b.symbol) return a;  // the same name (or both unnamed)
-  return UnknownDim();
-}
-
-}  // namespace
-
-ir::Shape Broadcast(absl::Span<const ir::Shape> shapes) {
-  size_t rank = 0;
-  for (const ir::Shape& s : shapes) {
-    if (!s.has_rank()) return ir::Shape();
-    rank = std::max(rank, s.rank());
-  }
-  std::vector<ir::Dim> dims(rank, ir::Dim{1, ""});
-  for (const ir::Shape& s : shapes) {
-    const size_t offset = rank - s.rank();
-    for (size_t i = 0; i < s.rank(); ++i) {
-      std::optional<ir::Dim> d = BroadcastDim(dims[offset + i], s.dim(i));
-      if (!d) return ir::Shape();
-      dims[offset + i] = *d;
-    }
-  }
-  return ir::Shape::FromDims(std::move(dims));
 }
 
 // --- Integer contents -------------------------------------------------------------------
@@ -307,4 +240,4 @@ std::optional<std::vector<int64_t>> FoldInts(const NodeView& node, absl::Span<co
   return result;
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules

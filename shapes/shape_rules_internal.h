@@ -1,7 +1,8 @@
 // Internal to the shape rules (shape_rules*.cc): the read-only view of one node
-// that a rule works from, the helpers the rule files share (broadcasting, axis
-// normalization, overflow-checked dim arithmetic, folding of small integer
-// tensors), and the rules themselves, one function per operator family.
+// that a rule works from, the helpers the rule files share (dim products,
+// axis lists, folding of small integer tensors; broadcasting, windows and
+// checked arithmetic are in dims.h), and the rules themselves, one function
+// per operator family.
 //
 // Conventions every rule follows:
 //  - A rule returns one OutputType per output it knows about; the dispatcher
@@ -13,8 +14,8 @@
 //    wherever the output dim is the input dim unchanged.
 //  - int_data is only produced for small integer (or bool) outputs with a
 //    static shape; the dispatcher drops any that disagrees with its shape.
-#ifndef AUTOPAR_PASSES_SHAPE_RULES_INTERNAL_H_
-#define AUTOPAR_PASSES_SHAPE_RULES_INTERNAL_H_
+#ifndef AUTOPAR_SHAPES_SHAPE_RULES_INTERNAL_H_
+#define AUTOPAR_SHAPES_SHAPE_RULES_INTERNAL_H_
 
 #include <cstdint>
 #include <functional>
@@ -24,9 +25,10 @@
 
 #include "absl/types/span.h"
 #include "ir/graph.h"
-#include "passes/shape_rules.h"
+#include "shapes/dims.h"
+#include "shapes/shape_rules.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 
 using Outputs = std::vector<OutputType>;
 
@@ -98,21 +100,14 @@ std::optional<int64_t> Rank(const ir::Shape& shape);
 /// The dims of a shape known to be 1-D (a shape tensor): its length.
 std::optional<int64_t> Length1D(const ir::Shape& shape);
 
-std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
-std::optional<int64_t> CheckedSub(int64_t a, int64_t b);
 /// Product of the known dims; nullopt when one is unknown or it overflows.
 std::optional<int64_t> Product(absl::Span<const ir::Dim> dims);
 std::optional<int64_t> Product(absl::Span<const int64_t> values);
 /// a * b as a dim: known when both are (and no overflow), `b` itself when a is 1.
 ir::Dim MulDims(const ir::Dim& a, const ir::Dim& b);
-/// ceil(a / b) and floor(a / b) for b > 0 and any a; nullopt for b <= 0.
-std::optional<int64_t> CeilDiv(int64_t a, int64_t b);
-std::optional<int64_t> FloorDiv(int64_t a, int64_t b);
 
 // --- Axes ----------------------------------------------------------------------
 
-/// `axis` in [0, rank), from ONNX's [-rank, rank); nullopt when out of range.
-std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
 /// Normalized axes, in the given order; nullopt when one is out of range or
 /// repeated.
 std::optional<std::vector<int64_t>> NormalizeAxes(absl::Span<const int64_t> axes, int64_t rank);
@@ -127,12 +122,6 @@ struct IntList {
 /// `first_input_opset`, else from attribute `attribute`.
 IntList ReadIntList(const NodeView& node, size_t input, std::string_view attribute,
                     int64_t first_input_opset);
-
-// --- Broadcasting ------------------------------------------------------------
-
-/// Numpy (multidirectional) broadcasting of all `shapes`; unranked when one is
-/// unranked or two known dims disagree.
-ir::Shape Broadcast(absl::Span<const ir::Shape> shapes);
 
 // --- Integer contents (int_data) ------------------------------------------------
 
@@ -236,6 +225,6 @@ Outputs ConcatFromSequenceRule(const NodeView& node);
 Outputs SequenceAtRule(const NodeView& node);
 Outputs SequenceLengthRule(const NodeView& node);
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules
 
-#endif  // AUTOPAR_PASSES_SHAPE_RULES_INTERNAL_H_
+#endif  // AUTOPAR_SHAPES_SHAPE_RULES_INTERNAL_H_

@@ -7,9 +7,9 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 namespace {
 
 using K = ir::OpKind;
@@ -431,4 +431,4 @@ Outputs DataDependentRule(const NodeView& node) {
   }
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "passes/shape_rules_internal.h"
+#include "shapes/shape_rules_internal.h"
 
-namespace autopar::passes::shape_rules {
+namespace autopar::shapes::rules {
 namespace {
 
 using K = ir::OpKind;
@@ -521,4 +521,4 @@ Outputs SpaceToDepthRule(const NodeView& node) {
                            divided(in.dim(3))})};
 }
 
-}  // namespace autopar::passes::shape_rules
+}  // namespace autopar::shapes::rules
