@@ -49,19 +49,19 @@
 //     (kPostPassUnitRuns unit-simulations in all, at most
 //     kMaxPostPassSimulations runs): bounded work, milliseconds.
 //  7. Below the units (when the search is given the node graph, as the
-//     pipeline does): coarsening merges nodes
-//     that could have run side by side, so the best unit plan can be several
-//     per cent behind a schedule of the nodes themselves (on a 1,000-node
-//     layered DAG over 8 devices the unit graph's critical path alone is 4%
-//     longer; GPT-2 small's 758 nodes become a chain of 14 units with
-//     nothing left to overlap). ETF on the nodes, and ETF with favourite
-//     children (m-SCT's rule, m_sct.h: it keeps a recurrent encoder-decoder's
-//     chains local, where plain ETF scatters them), each locked unit's nodes
-//     moved to its first node's device, are simulated against the unit plan
-//     projected onto the nodes; the fastest that fits is the result — unless the projection is
-//     already within kNodesNearLowerBound of the node graph's lower bound.
-//     Node graphs up to kMaxNodesBelowUnits: two schedules and three
-//     simulations of the nodes at most.
+//     pipeline does): coarsening merges nodes that could have run side by
+//     side, so the best unit plan can be several per cent behind a schedule
+//     of the nodes themselves (on a 1,000-node layered DAG over 8 devices
+//     the unit graph's critical path alone is 4% longer; GPT-2 small's 758
+//     nodes become a chain of 14 units with nothing left to overlap). ETF
+//     on the nodes, and ETF with favourite children (m-SCT's rule, m_sct.h:
+//     it keeps a recurrent encoder-decoder's chains local, where plain ETF
+//     scatters them), each locked unit's nodes moved to its first node's
+//     device, are simulated against the unit plan projected onto the nodes;
+//     the fastest that fits is the result — unless the projection is already
+//     within kNodesNearLowerBound of the node graph's lower bound. Node
+//     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
+//     of the nodes at most.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
@@ -600,7 +600,7 @@ int Sgp::PostPass(Placement& plan) {
   return kept;
 }
 
-// Step 7; sets result.node_placement when ETF on the nodes wins.
+// Step 7; sets result.node_placement when a schedule of the nodes wins.
 void Sgp::BelowUnits(SgpResult& result) {
   const NodeLevel& level = options_.nodes;
   if (level.graph == nullptr || level.unit_of_node == nullptr || num_devices_ < 2) return;

@@ -11,15 +11,16 @@
 // --node-level measures what runs, node by node, instead of the units the
 // searches place: each synthetic graph is taken as the node
 // graph and coarsened (passes::Coarsen) as a model would be; the list
-// schedulers (m-etf, heft, cpop) run on the nodes themselves, SGP and TGA go
-// through pipeline::MakePlan — SGP places units, TGA places units and then
-// refines below them — and every plan is judged by the node-level
-// simulation. "tga@S" is TGA with a budget of S seconds (tga@1, tga@10,
-// tga@60 show the convergence side by side). Models are planned the same
-// way. After each table: TGA against the best list schedule and its 1 s
-// result, SGP against the best list schedule, and one row for every case
-// where feasibility parity fails (an algorithm found no plan within memory
-// where another did).
+// schedulers (m-etf, heft, cpop, m-sct, m-topo) run on the nodes themselves,
+// the other algorithms go through pipeline::MakePlan — they place units, SGP
+// may schedule the nodes instead, TGA refines below its units — and every
+// plan is judged by the node-level simulation. "tga@S" is TGA with a budget
+// of S seconds (tga@1, tga@10, tga@60 show the convergence side by side).
+// Models are planned the same way. After each table: TGA against the best
+// list schedule (models: the best other algorithm) and its 1 s result, SGP
+// against the best list schedule (models: the best other plan), and one row
+// for every case where feasibility parity fails (an algorithm found no plan
+// within memory where another did).
 //
 // Algorithms too slow for a size are skipped with a note, never left running:
 // each has a largest size (kMaxUnits, --max-units-for), and an algorithm whose
