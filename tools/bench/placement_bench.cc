@@ -11,7 +11,7 @@
 // --node-level measures what runs, node by node, instead of the units the
 // searches place: each synthetic graph is taken as the node
 // graph and coarsened (passes::Coarsen) as a model would be; the list
-// schedulers (m-etf, heft, cpop, m-sct, m-topo) run on the nodes themselves,
+// schedulers (m-etf, heft, cpop), m-sct and m-topo run on the nodes themselves,
 // the other algorithms go through pipeline::MakePlan — they place units, SGP
 // may schedule the nodes instead, TGA refines below its units — and every
 // plan is judged by the node-level simulation. "tga@S" is TGA with a budget
