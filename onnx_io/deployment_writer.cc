@@ -217,6 +217,9 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
   for (const auto& [path, contents] : files.extra_files) {
     if (absl::Status s = CheckRelativePath(path, seen); !s.ok()) return s;
   }
+  for (const std::string& folder : files.folders) {
+    if (absl::Status s = CheckRelativePath(folder, seen); !s.ok()) return s;
+  }
 
   absl::StatusOr<fs::path> temp_path = MakeTempSibling(out_dir);
   if (!temp_path.ok()) return temp_path.status();
@@ -251,6 +254,14 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
     const fs::path path = temp.path() / name;
     if (absl::Status s = MakeParents(path); !s.ok()) return s;
     if (absl::Status s = WriteFile(path, contents); !s.ok()) return s;
+  }
+  for (const std::string& folder : files.folders) {
+    std::error_code made;
+    fs::create_directories(temp.path() / folder, made);
+    if (made) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create '", folder, "': ", made.message()));
+    }
   }
 
   if (!exists) {

@@ -38,6 +38,9 @@ struct DeploymentFiles {
   /// Other files (relative path → contents), e.g. "plan.json", written into the
   /// same temporary folder so they appear together with the models.
   std::map<std::string, std::string> extra_files;
+  /// Folders to create even when nothing is written into them (relative
+  /// paths), e.g. the version folder of a Triton ensemble.
+  std::vector<std::string> folders;
 };
 
 struct WriteOptions {
@@ -53,7 +56,7 @@ struct WriteOptions {
 /// when `out_dir` exists without `force` (kAlreadyExists), exists but is not a
 /// folder, holds the source model (replacing it would delete the input), its
 /// parent folder does not exist, a relative path is absolute, climbs out with
-/// "..", or is given twice, or any file cannot be written.
+/// "..", or is given twice, or any file or folder cannot be written.
 absl::Status WriteDeployment(const std::filesystem::path& out_dir, const Model& source,
                              const DeploymentFiles& files, const WriteOptions& options = {});
 

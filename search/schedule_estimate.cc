@@ -30,7 +30,8 @@ TypicalLink ComputeTypicalLink(const Cluster& cluster) {
 ScheduleEstimator::ScheduleEstimator(const CostGraph& graph, const Cluster& cluster)
     : graph_(graph), cluster_(cluster) {}
 
-ScheduleEstimate ScheduleEstimator::Run(absl::Span<const int32_t> device) {
+ScheduleEstimate ScheduleEstimator::Run(absl::Span<const int32_t> device,
+                                        absl::Span<const uint32_t> order) {
   const uint32_t n = graph_.num_units();
   const int num_devices = cluster_.num_devices();
   start_us_.resize(n);
@@ -43,7 +44,8 @@ ScheduleEstimate ScheduleEstimator::Run(absl::Span<const int32_t> device) {
   copy_devices_.clear();
 
   ScheduleEstimate estimate;
-  for (uint32_t u = 0; u < n; ++u) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t u = order.empty() ? i : order[i];
     const int d = device[u];
     double ready = 0;
     for (uint32_t e : graph_.in_edges(u)) ready = std::max(ready, edge_arrival_us_[e]);

@@ -1,7 +1,8 @@
 // Cheap schedule estimates SGP uses to compare its candidate placements
 // without the full event simulator (the simulator, costmodel/simulator.h, stays the referee of the
 // result): a typical link for communication costs, and an in-order replay of
-// a placement — each device runs its units in topological order, a tensor
+// a placement — each device runs its units in a topological order (the
+// units' own, or the order a list schedule planned), a tensor
 // crosses once to each other device that reads it, a link carries one
 // transfer at a time. O(V + E) per replay, no allocation after the first.
 #ifndef AUTOPAR_SEARCH_SCHEDULE_ESTIMATE_H_
@@ -51,9 +52,12 @@ class ScheduleEstimator {
  public:
   ScheduleEstimator(const costmodel::CostGraph& graph, const costmodel::Cluster& cluster);
 
-  /// Replays `device` (one per unit). Start times are in start_us() until the
-  /// next call.
-  ScheduleEstimate Run(absl::Span<const int32_t> device);
+  /// Replays `device` (one per unit), the units in `order` — a topological
+  /// order; empty: by index, which is one. A plan that fixes each device's
+  /// order (a list schedule's start times) is replayed in that order, else
+  /// its estimate charges it waits the plan never has. Start times are in
+  /// start_us() until the next call.
+  ScheduleEstimate Run(absl::Span<const int32_t> device, absl::Span<const uint32_t> order = {});
   const std::vector<double>& start_us() const { return start_us_; }
 
  private:

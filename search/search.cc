@@ -32,6 +32,12 @@ absl::StatusOr<SearchResult> PlaceDetailed(std::string_view algorithm,
     return SearchResult{.units = std::move(tga->placement),
                         .nodes = std::move(tga->node_placement)};
   }
+  if (algorithm == "sgp" && options.nodes.graph != nullptr) {
+    absl::StatusOr<SgpResult> sgp = RunSgp(graph, cluster, options);
+    if (!sgp.ok()) return sgp.status();
+    return SearchResult{.units = std::move(sgp->placement),
+                        .nodes = std::move(sgp->node_placement)};
+  }
   absl::StatusOr<costmodel::Placement> units = Place(algorithm, graph, cluster, options);
   if (!units.ok()) return units.status();
   return SearchResult{.units = *std::move(units)};

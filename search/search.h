@@ -79,8 +79,8 @@ absl::StatusOr<costmodel::Placement> Place(std::string_view algorithm,
                                            const costmodel::Cluster& cluster,
                                            const SearchOptions& options);
 
-/// Place(), with the node-level placement of a search that refined below the
-/// units (options.nodes).
+/// Place(), with the node-level placement of a search that went below the
+/// units (options.nodes: TGA refines there, SGP schedules the nodes).
 absl::StatusOr<SearchResult> PlaceDetailed(std::string_view algorithm,
                                            const costmodel::CostGraph& graph,
                                            const costmodel::Cluster& cluster,

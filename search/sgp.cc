@@ -19,12 +19,19 @@
 //     (a chain gains nothing from balance, only from fewer, cheaper cuts).
 //     Every variant is replayed in order (ScheduleEstimator); the fastest
 //     wins, a plan on more devices only when clearly faster.
-//  4. On wide graphs (parallelism >= kListScheduleMinParallelism), where
-//     segments serialise, list scheduling by earliest finish
+//  4. On graphs with any parallelism (above kListScheduleMinParallelism),
+//     where segments serialise what could overlap, list schedules are the
+//     other candidates. First by rank and earliest finish
 //     (ScheduleByEarliestFinish) under each device's parameter budget — its
-//     memory less the peak activations — is the other candidate. It comes
-//     first: within kNearLowerBound of the lower bound it is final, else the
-//     estimates decide between it and the segments.
+//     memory less the peak activations: within kNearLowerBound of the lower
+//     bound it is final. Else also ETF (the pair of ready unit and device
+//     that starts earliest, ScheduleEarliestTaskFirst, under the in-order
+//     memory ledger): a static rank order leaves devices idle that ETF fills
+//     when many units are ready at once (wide layered graphs on 8 devices),
+//     so the two differ most where either alone is weak. The simulator picks
+//     the better list schedule when the graph is small enough for the
+//     post-pass (step 6), else the estimates (each replayed in its planned
+//     order); then the estimates decide between it and the segments.
 //  5. Output: the device per unit and, as priority, the planned start times.
 //     The memory is checked: ProvablePeakBytes when it suffices (not even
 //     computed when the graph's tensors and parameters exceed the cluster's
@@ -41,21 +48,39 @@
 //     step shrinks and memory still fits. At most PostPassSimulations() runs
 //     (kPostPassUnitRuns unit-simulations in all, at most
 //     kMaxPostPassSimulations runs): bounded work, milliseconds.
+//  7. Below the units (when the search is given the node graph, as the
+//     pipeline does, and the graph has parallelism): coarsening merges nodes
+//     that could have run side by side, so the best unit plan can be several
+//     per cent behind a schedule of the nodes themselves (on a 1,000-node
+//     layered DAG over 8 devices the unit graph's critical path alone is 4%
+//     longer). ETF on the nodes, each locked unit's nodes moved to its first
+//     node's device, is simulated against the unit plan projected onto the
+//     nodes; the faster that fits is the result — unless the projection is
+//     already within kNodesNearLowerBound of the node graph's lower bound.
+//     Node graphs up to kMaxNodesBelowUnits: one schedule and two
+//     simulations of the nodes at most.
 //
-// Cost: O((V + E) · (D + k) + V log V), and the post-pass's few simulations.
+// Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
+// first list schedule is not near the bound, and the post-pass's few
+// simulations.
 #include "search/sgp.h"
 
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "costmodel/lower_bound.h"
 #include "search/feasibility.h"
 #include "search/list_schedule.h"
+#include "search/m_etf.h"
+#include "search/memory_ledger.h"
 #include "search/memory_profile.h"
 #include "search/memory_repair.h"
+#include "search/node_refinement.h"
 #include "search/schedule_estimate.h"
 
 namespace autopar::search {
@@ -66,9 +91,12 @@ using costmodel::CostGraph;
 using costmodel::Placement;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-/// Below this parallelism (work / critical path) list scheduling cannot beat
-/// segments by much and risks needless transfers: chains, stacks.
-constexpr double kListScheduleMinParallelism = 1.3;
+/// At this parallelism (work / critical path) or below the graph is a chain:
+/// list scheduling cannot beat one device. Above it even a little overlap
+/// pays — a ResNet's downsample branch, a transformer's attention heads
+/// (parallelism 1.05–1.2) run beside the main path on another device when
+/// links are fast, which contiguous segments never do.
+constexpr double kListScheduleMinParallelism = 1.01;
 /// A moved boundary keeps both segments within this fraction above the
 /// bottleneck.
 constexpr double kBalanceTolerance = 0.05;
@@ -84,6 +112,12 @@ constexpr int kAllDeviceCountsUpTo = 8;
 constexpr int kMaxFruitlessCounts = 2;
 /// A plan this close to the lower bound is final: no other can beat it by more.
 constexpr double kNearLowerBound = 0.05;
+/// Step 7 runs on node graphs up to this size: its ETF and its two
+/// node-level simulations cost O(N log N · D) each.
+constexpr uint32_t kMaxNodesBelowUnits = 20000;
+/// Step 7 is skipped when the unit plan is this close to the node graph's
+/// lower bound.
+constexpr double kNodesNearLowerBound = 0.01;
 /// Step 6: the post-pass's simulations, at most kMaxPostPassSimulations and
 /// at most kPostPassUnitRuns / units (one run costs O(V log V)).
 constexpr int kMaxPostPassSimulations = 12;
@@ -135,8 +169,11 @@ class Sgp {
   bool Consider(const Segments& segments, std::optional<Candidate>& best);
   std::optional<Candidate> BestSegments();
   std::optional<Candidate> ListScheduled();
+  std::optional<Candidate> EarliestTaskFirst();
+  std::optional<Candidate> BestListSchedule();
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
+  void BelowUnits(SgpResult& result);
   int PostPassBudget() const;
   double SimulatedUs(const Placement& plan);
 
@@ -168,6 +205,7 @@ class Sgp {
   ScheduleEstimator estimator_;
   std::optional<costmodel::Simulator> simulator_;
   int simulations_ = 0;
+  std::vector<uint32_t> replay_order_;
 };
 
 // Step 1.
@@ -421,6 +459,44 @@ std::optional<Candidate> Sgp::ListScheduled() {
   return candidate;
 }
 
+// Step 4b: ETF (Hwang et al. 1989, as m-ETF runs it) under each device's
+// memory less what the simulator found held back. Its estimate replays the
+// units in its planned order.
+std::optional<Candidate> Sgp::EarliestTaskFirst() {
+  MemoryLedger ledger(graph_, cluster_, LedgerMode::kInOrder, held_back_bytes_);
+  std::optional<Placement> plan = ScheduleEarliestTaskFirst(graph_, cluster_, {}, ledger);
+  if (!plan) return std::nullopt;
+  // A unit starts after its producers end, so start time, then index, is a
+  // topological order.
+  replay_order_.resize(n_);
+  std::iota(replay_order_.begin(), replay_order_.end(), 0);
+  std::stable_sort(replay_order_.begin(), replay_order_.end(),
+                   [&](uint32_t a, uint32_t b) { return plan->priority[a] < plan->priority[b]; });
+  Candidate candidate;
+  candidate.estimate = estimator_.Run(plan->device, replay_order_);
+  candidate.score_us = candidate.estimate.PipelinedUs(options_.microbatches);
+  candidate.placement = *std::move(plan);
+  std::vector<uint8_t> used(num_devices_, 0);
+  for (int32_t d : candidate.placement.device) used[d] = 1;
+  candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  candidate.strategy = "earliest task first";
+  return candidate;
+}
+
+// Step 4: the rank-ordered list schedule, and unless it is near the lower
+// bound the ETF one; the simulator picks between them on graphs small enough
+// for the post-pass, else the estimates.
+std::optional<Candidate> Sgp::BestListSchedule() {
+  std::optional<Candidate> ranked = ListScheduled();
+  if (ranked && ranked->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) return ranked;
+  std::optional<Candidate> earliest = EarliestTaskFirst();
+  if (!ranked || !earliest) return ranked ? ranked : earliest;
+  if (PostPassBudget() >= 2) {
+    return SimulatedUs(earliest->placement) < SimulatedUs(ranked->placement) ? earliest : ranked;
+  }
+  return Better(*earliest, *ranked) ? earliest : ranked;
+}
+
 // Step 5: the bound (unless it cannot vouch for any plan), else the
 // simulator. A device over capacity has its budget cut by the overflow (and
 // 1/64 of its memory) for the next attempt.
@@ -452,10 +528,13 @@ int Sgp::PostPassBudget() const {
       std::min<int64_t>(kMaxPostPassSimulations, kPostPassUnitRuns / std::max<int64_t>(1, n_)));
 }
 
+// The simulated step; infinity when the plan overflows a device's memory.
 double Sgp::SimulatedUs(const Placement& plan) {
   if (!simulator_) simulator_.emplace(graph_, cluster_);
   ++simulations_;
-  return simulator_->Run(plan, {.microbatches = options_.microbatches}).step_time_us;
+  const costmodel::SimulationResult& result =
+      simulator_->Run(plan, {.microbatches = options_.microbatches});
+  return result.memory_overflow ? kInfinity : result.step_time_us;
 }
 
 // Step 6; returns the shifts kept.
@@ -517,6 +596,49 @@ int Sgp::PostPass(Placement& plan) {
   return kept;
 }
 
+// Step 7; sets result.node_placement when ETF on the nodes wins.
+void Sgp::BelowUnits(SgpResult& result) {
+  const NodeLevel& level = options_.nodes;
+  if (level.graph == nullptr || level.unit_of_node == nullptr || num_devices_ < 2 ||
+      parallelism_ <= kListScheduleMinParallelism) {
+    return;
+  }
+  const CostGraph& nodes = *level.graph;
+  const uint32_t num_nodes = nodes.num_units();
+  if (num_nodes <= n_ || num_nodes > kMaxNodesBelowUnits ||
+      level.unit_of_node->size() != num_nodes) {
+    return;
+  }
+  costmodel::Simulator simulator(nodes, cluster_);
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  ++simulations_;
+  const costmodel::SimulationResult& mine =
+      simulator.Run(ProjectToNodes(level, result.placement), sim_options);
+  const double units_us = mine.memory_overflow ? kInfinity : mine.step_time_us;
+  const double bound_us =
+      costmodel::ComputeLowerBound(nodes, cluster_, options_.microbatches).bound_us;
+  if (units_us <= bound_us * (1 + kNodesNearLowerBound)) return;
+  MemoryLedger ledger(nodes, cluster_, LedgerMode::kInOrder);
+  std::optional<Placement> earliest = ScheduleEarliestTaskFirst(nodes, cluster_, {}, ledger);
+  if (!earliest) return;
+  // A locked unit's nodes follow its first node (in node order).
+  std::vector<int32_t> unit_device(n_, -1);
+  for (uint32_t v = 0; v < num_nodes; ++v) {
+    const uint32_t unit = (*level.unit_of_node)[v];
+    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
+    if (unit_device[unit] < 0) unit_device[unit] = earliest->device[v];
+    earliest->device[v] = unit_device[unit];
+  }
+  ++simulations_;
+  const costmodel::SimulationResult& theirs = simulator.Run(*earliest, sim_options);
+  if (theirs.memory_overflow || theirs.step_time_us >= units_us) return;
+  std::vector<uint8_t> used(num_devices_, 0);
+  for (int32_t d : earliest->device) used[d] = 1;
+  result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  result.node_placement = *std::move(earliest);
+  result.strategy = "earliest task first on nodes";
+}
+
 absl::StatusOr<SgpResult> Sgp::Run() {
   if (absl::Status s = CheckSearchInputs(graph_, cluster_); !s.ok()) return s;
   SgpResult result;
@@ -531,6 +653,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     result.strategy = chosen.strategy;
     result.devices_used = chosen.devices_used;
     result.estimated_step_us = chosen.score_us;
+    BelowUnits(result);
     result.simulations = simulations_;
     return result;
   };
@@ -544,7 +667,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     if (repair > 0) ends_by_capacity_.clear();  // capacities changed
     bool overflowed = false;
     std::optional<Candidate> list;
-    if (wide) list = ListScheduled();
+    if (wide) list = BestListSchedule();
     if (list && list->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) {
       if (FitsMemory(*list)) return finish(*list);
       overflowed = true;

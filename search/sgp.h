@@ -3,10 +3,14 @@
 // topological order into load-balanced, memory-feasible contiguous segments
 // — one per device, or fewer when fewer are faster: a chain that fits one
 // device stays on it — moves the segment boundaries to cheap cuts, and on
-// wide graphs, where contiguous segments serialise, also list-schedules the
-// units; SGP's estimates pick the faster plan. A post-pass then shifts each
+// graphs with parallel branches, which contiguous segments serialise, also
+// list-schedules the units (by rank and, when that is not near the lower
+// bound, by earliest task first); the simulator (small graphs) or SGP's
+// estimates pick the faster plan. A post-pass then shifts each
 // boundary once toward balance, judged by a few simulations (bounded work, a
-// dozen runs at most). The steps are numbered in sgp.cc.
+// dozen runs at most). Given the node graph below the units, SGP also
+// schedules the nodes themselves and keeps that plan when it simulates
+// faster. The steps are numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
 // (it is checked: by ProvablePeakBytes when that suffices, else by one
@@ -32,7 +36,8 @@ namespace autopar::search {
 struct SgpResult {
   costmodel::Placement placement;
   /// "segments" (contiguous segments of the topological order), "list"
-  /// (earliest-finish list scheduling) or "memory repair" (neither fitted;
+  /// (rank-ordered list scheduling by earliest finish), "earliest task
+  /// first" (ETF list scheduling) or "memory repair" (none fitted;
   /// search/memory_repair.h made one of them fit).
   std::string strategy;
   /// Devices that received work.
@@ -43,6 +48,11 @@ struct SgpResult {
   int simulations = 0;
   /// Boundary shifts the post-pass kept (sgp.cc, step 6).
   int post_pass_moves = 0;
+  /// A device and priority per node of SearchOptions::nodes when a schedule
+  /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
+  /// step 7; strategy "earliest task first on nodes"); empty otherwise, and
+  /// then each node goes where its unit went.
+  costmodel::Placement node_placement;
 };
 
 /// SGP with its report.

@@ -76,6 +76,22 @@ TEST(DeploymentWriterTest, WritesModelsAndExtraFiles) {
   EXPECT_EQ(Entries(dir.path()), std::vector<std::string>{"out"});
 }
 
+TEST(DeploymentWriterTest, CreatesEmptyFoldersAndRefusesOnesOutside) {
+  TempDir dir;
+  const Model model = MakeModel();
+  DeploymentFiles files = FilesOf(model, "{}");
+  files.folders.push_back("triton/ensemble/1");
+  ASSERT_TRUE(WriteDeployment(dir / "out", model, files).ok());
+  EXPECT_TRUE(fs::is_directory(dir / "out" / "triton" / "ensemble" / "1"));
+  EXPECT_TRUE(Entries(dir / "out" / "triton" / "ensemble" / "1").empty());
+
+  DeploymentFiles outside = FilesOf(model, "{}");
+  outside.folders.push_back("../elsewhere");
+  EXPECT_EQ(WriteDeployment(dir / "out2", model, outside).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(dir / "out2"));
+}
+
 TEST(DeploymentWriterTest, LargeWeightsGoToExternalData) {
   TempDir dir;
   const Model model = MakeModel();

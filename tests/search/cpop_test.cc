@@ -23,53 +23,15 @@ using costmodel::CostGraph;
 using costmodel::Placement;
 using testing::BuildGraph;
 using ::testing::ElementsAre;
+using testing::OneDevicePerKind;
 using testing::RandomDag;
 using testing::TestCluster;
+using testing::TopcuogluExample;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-// `kinds` device kinds, device d of kind d, every link 1 byte per µs with no
-// latency: an edge of B bytes costs B µs, as the paper's edge weights do.
-Cluster OneDevicePerKind(int kinds) {
-  Cluster cluster;
-  for (int k = 0; k < kinds; ++k) {
-    costmodel::DeviceSpec spec;
-    spec.name = "p" + std::to_string(k + 1);
-    spec.memory_bytes = kGiB;
-    cluster.kinds.push_back(spec);
-    cluster.devices.push_back({spec.name, k, kGiB});
-  }
-  cluster.InitLinks(/*bandwidth_bytes_per_s=*/1e6, /*latency_us=*/0);
-  return cluster;
-}
-
-// Topcuoglu, Hariri and Wu 2002, Fig. 2: ten tasks on three processors, the
-// example of both HEFT and CPOP. Units n1..n10 are 0..9.
-CostGraph PaperExample() {
-  const std::vector<std::vector<double>> compute_us = {
-      {14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17},  {12, 13, 10},
-      {13, 16, 9}, {7, 15, 11},  {5, 11, 14},  {18, 12, 20}, {21, 7, 16}};
-  const std::vector<std::array<int, 3>> edges = {{0, 1, 18}, {0, 2, 12}, {0, 3, 9},  {0, 4, 11},
-                                                 {0, 5, 14}, {1, 7, 19}, {1, 8, 16}, {2, 6, 23},
-                                                 {3, 7, 27}, {3, 8, 23}, {4, 8, 13}, {5, 7, 15},
-                                                 {6, 9, 17}, {7, 9, 11}, {8, 9, 13}};
-  CostGraph::Builder builder(3);
-  for (size_t u = 0; u < compute_us.size(); ++u) {
-    builder.AddUnit(
-        {.name = "n" + std::to_string(u + 1), .op = "Task", .compute_us = compute_us[u]});
-  }
-  for (const auto& [src, dst, cost] : edges) {
-    const uint32_t t =
-        builder.AddTensor({.name = "e", .producer = static_cast<uint32_t>(src), .bytes = cost});
-    builder.AddUse(t, static_cast<uint32_t>(dst));
-  }
-  absl::StatusOr<CostGraph> graph = std::move(builder).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return *std::move(graph);
-}
-
 TEST(CpopTest, PaperExamplePrioritiesCriticalPathAndProcessor) {
-  const CpopPriorities p = ComputeCpopPriorities(PaperExample(), OneDevicePerKind(3));
+  const CpopPriorities p = ComputeCpopPriorities(TopcuogluExample(), OneDevicePerKind(3));
   // rank_u + rank_d as the paper tabulates them (Table 2): |CP| = 108.
   const std::vector<double> published = {108, 108, 105, 102, 93, 90.333, 105, 102.333, 108, 108};
   ASSERT_EQ(p.priority.size(), published.size());
@@ -82,7 +44,7 @@ TEST(CpopTest, PaperExamplePrioritiesCriticalPathAndProcessor) {
 }
 
 TEST(CpopTest, PaperExampleScheduleKeepsTheCriticalPathOnItsProcessor) {
-  const CostGraph graph = PaperExample();
+  const CostGraph graph = TopcuogluExample();
   const Cluster cluster = OneDevicePerKind(3);
   std::optional<HeftSchedule> schedule = ScheduleCpop(graph, cluster, {});
   ASSERT_TRUE(schedule.has_value());

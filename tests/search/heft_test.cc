@@ -29,75 +29,15 @@ using testing::Chain;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using testing::OneDevicePerKind;
+using testing::TaskGraph;
 using testing::TestCluster;
+using testing::TopcuogluExample;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
 
-// `kinds` device kinds, device d of kind d, every link 1 byte per µs with no
-// latency: an edge of B bytes costs B µs, as the paper's edge weights do.
-Cluster OneDevicePerKind(int kinds) {
-  Cluster cluster;
-  for (int k = 0; k < kinds; ++k) {
-    costmodel::DeviceSpec spec;
-    spec.name = "p" + std::to_string(k + 1);
-    spec.memory_bytes = kGiB;
-    cluster.kinds.push_back(spec);
-    cluster.devices.push_back({spec.name, k, kGiB});
-  }
-  cluster.InitLinks(/*bandwidth_bytes_per_s=*/1e6, /*latency_us=*/0);
-  return cluster;
-}
-
-// Compute time per kind of each unit; edges (src, dst, cost in µs).
-CostGraph MakeGraph(const std::vector<std::vector<double>>& compute_us,
-                    const std::vector<std::array<int, 3>>& edges) {
-  CostGraph::Builder builder(static_cast<int>(compute_us[0].size()));
-  for (size_t u = 0; u < compute_us.size(); ++u) {
-    builder.AddUnit(
-        {.name = "n" + std::to_string(u + 1), .op = "Task", .compute_us = compute_us[u]});
-  }
-  for (const auto& [src, dst, cost] : edges) {
-    const uint32_t t =
-        builder.AddTensor({.name = "e", .producer = static_cast<uint32_t>(src), .bytes = cost});
-    builder.AddUse(t, static_cast<uint32_t>(dst));
-  }
-  absl::StatusOr<CostGraph> graph = std::move(builder).Build();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return *std::move(graph);
-}
-
-// Topcuoglu, Hariri and Wu 2002, Fig. 2: ten tasks on three processors.
-// Units n1..n10 are 0..9.
-CostGraph PaperExample() {
-  return MakeGraph({{14, 16, 9},
-                    {13, 19, 18},
-                    {11, 13, 19},
-                    {13, 8, 17},
-                    {12, 13, 10},
-                    {13, 16, 9},
-                    {7, 15, 11},
-                    {5, 11, 14},
-                    {18, 12, 20},
-                    {21, 7, 16}},
-                   {{0, 1, 18},
-                    {0, 2, 12},
-                    {0, 3, 9},
-                    {0, 4, 11},
-                    {0, 5, 14},
-                    {1, 7, 19},
-                    {1, 8, 16},
-                    {2, 6, 23},
-                    {3, 7, 27},
-                    {3, 8, 23},
-                    {4, 8, 13},
-                    {5, 7, 15},
-                    {6, 9, 17},
-                    {7, 9, 11},
-                    {8, 9, 13}});
-}
-
 TEST(HeftTest, PaperExampleRanks) {
-  const std::vector<double> rank = HeftUpwardRanks(PaperExample(), OneDevicePerKind(3));
+  const std::vector<double> rank = HeftUpwardRanks(TopcuogluExample(), OneDevicePerKind(3));
   const std::vector<double> published = {108,    77,     80,     80,     69,
                                          63.333, 42.667, 35.667, 44.333, 14.667};
   ASSERT_EQ(rank.size(), published.size());
@@ -105,7 +45,7 @@ TEST(HeftTest, PaperExampleRanks) {
 }
 
 TEST(HeftTest, PaperExampleSchedule) {
-  const CostGraph graph = PaperExample();
+  const CostGraph graph = TopcuogluExample();
   std::optional<HeftSchedule> schedule = ScheduleHeft(graph, OneDevicePerKind(3), {});
   ASSERT_TRUE(schedule.has_value());
   // The published makespan, and the published schedule (Fig. 3a): processor
@@ -120,7 +60,7 @@ TEST(HeftTest, InsertsIntoIdleIntervals) {
   // over [0, 15). The independent n3, n4, n5 (fast on p2, lower rank) go into
   // that interval, and n6 — no room left — after n2.
   const CostGraph graph =
-      MakeGraph({{10, 100}, {100, 10}, {50, 5}, {50, 5}, {50, 5}, {50, 5}}, {{0, 1, 5}});
+      TaskGraph({{10, 100}, {100, 10}, {50, 5}, {50, 5}, {50, 5}, {50, 5}}, {{0, 1, 5}});
   std::optional<HeftSchedule> schedule = ScheduleHeft(graph, OneDevicePerKind(2), {});
   ASSERT_TRUE(schedule.has_value());
   EXPECT_THAT(schedule->placement.device, ElementsAre(0, 1, 1, 1, 1, 1));

@@ -220,5 +220,23 @@ TEST(ListScheduleTest, EmptyGraph) {
   EXPECT_EQ(s->estimate.step_us, 0);
 }
 
+// The estimator replays the units in the order it is given: a list schedule
+// that runs the later of two independent units first is charged for that
+// order, not for the units' index order.
+TEST(ScheduleEstimatorTest, ReplaysInTheGivenOrder) {
+  GraphSpec spec;
+  spec.units = {{.compute_us = 10}, {.compute_us = 30}};
+  const CostGraph graph = BuildGraph(spec);
+  const Cluster cluster = TestCluster(1, int64_t{1} << 30);
+  ScheduleEstimator estimator(graph, cluster);
+  const std::vector<int32_t> device = {0, 0};
+  EXPECT_DOUBLE_EQ(estimator.Run(device).step_us, 40);
+  EXPECT_DOUBLE_EQ(estimator.start_us()[1], 10);
+  const std::vector<uint32_t> order = {1, 0};
+  EXPECT_DOUBLE_EQ(estimator.Run(device, order).step_us, 40);
+  EXPECT_DOUBLE_EQ(estimator.start_us()[1], 0);
+  EXPECT_DOUBLE_EQ(estimator.start_us()[0], 30);
+}
+
 }  // namespace
 }  // namespace autopar::search

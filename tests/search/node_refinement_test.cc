@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/coarsen.h"
+#include "search/sgp.h"
 #include "search/tga.h"
 #include "tests/search/test_graphs.h"
 #include "tools/bench/graph_families.h"
@@ -21,6 +22,8 @@ namespace {
 using costmodel::Cluster;
 using costmodel::CostGraph;
 using costmodel::Placement;
+using testing::BuildGraph;
+using testing::Chain;
 using testing::TestCluster;
 
 constexpr int64_t kGiB = int64_t{1} << 30;
@@ -146,6 +149,65 @@ TEST(NodeRefinementTest, TgaRefinesBelowItsUnits) {
   ASSERT_TRUE(placed.ok());
   EXPECT_EQ(placed->nodes.device, result->node_placement.device);
   EXPECT_EQ(placed->units.device, result->placement.device);
+}
+
+// Coarsening to 40 units merges nodes that could run side by side: on 8
+// devices with fast links SGP's best unit plan is behind a schedule of the nodes, which SGP
+// then returns (sgp.h), through the common interface too.
+TEST(NodeRefinementTest, SgpSchedulesTheNodesWhenTheUnitsAreTooCoarse) {
+  Cluster cluster = TestCluster(8, kGiB);
+  cluster.InitLinks(100e9, 5);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 1000, 1), cluster, 40);
+  SearchOptions options;
+  options.nodes = levels.Level();
+  absl::StatusOr<SgpResult> result = RunSgp(levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->strategy, "earliest task first on nodes");
+  ASSERT_TRUE(costmodel::CheckPlacement(levels.nodes, cluster, result->node_placement).ok());
+  const double unit_plan_us =
+      NodeStepUs(levels, cluster, ProjectToNodes(levels.Level(), result->placement));
+  EXPECT_LT(NodeStepUs(levels, cluster, result->node_placement), unit_plan_us);
+
+  absl::StatusOr<SearchResult> placed =
+      PlaceDetailed("sgp", levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(placed->nodes.device, result->node_placement.device);
+  EXPECT_EQ(placed->units.device, result->placement.device);
+}
+
+TEST(NodeRefinementTest, SgpKeepsLockedUnitsTogetherOnTheNodes) {
+  Cluster cluster = TestCluster(8, kGiB);
+  cluster.InitLinks(100e9, 5);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 1000, 1), cluster, 40);
+  SearchOptions options;
+  options.nodes = levels.Level();
+  const uint32_t num_units = levels.coarsening.graph.num_units();
+  options.nodes.locked_units.assign(num_units, 0);
+  for (uint32_t u = 0; u < num_units; u += 2) options.nodes.locked_units[u] = 1;
+  absl::StatusOr<SgpResult> result = RunSgp(levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->node_placement.device.size(), levels.nodes.num_units());
+  std::vector<int32_t> device_of_unit(num_units, -1);
+  for (uint32_t v = 0; v < levels.nodes.num_units(); ++v) {
+    const uint32_t u = levels.coarsening.unit_of_node[v];
+    if (!options.nodes.locked_units[u]) continue;
+    if (device_of_unit[u] < 0) device_of_unit[u] = result->node_placement.device[v];
+    EXPECT_EQ(result->node_placement.device[v], device_of_unit[u]) << "node " << v;
+  }
+}
+
+// A chain has nothing to overlap: SGP keeps its unit plan.
+TEST(NodeRefinementTest, SgpKeepsItsUnitPlanOnAChain) {
+  const Cluster cluster = TestCluster(4, kGiB);
+  const TwoLevels levels =
+      Coarsened(BuildGraph(Chain(std::vector<int64_t>(199, 1000))), cluster, 20);
+  SearchOptions options;
+  options.nodes = levels.Level();
+  absl::StatusOr<SgpResult> result = RunSgp(levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->node_placement.device.empty());
 }
 
 TEST(NodeRefinementTest, NeedsABoundAndTheMap) {

@@ -2,6 +2,7 @@
 #ifndef AUTOPAR_TESTS_SEARCH_TEST_GRAPHS_H_
 #define AUTOPAR_TESTS_SEARCH_TEST_GRAPHS_H_
 
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -94,6 +95,74 @@ inline costmodel::Cluster TestCluster(int devices, int64_t memory_bytes, double 
   device.name = "test";
   device.memory_bytes = memory_bytes;
   return costmodel::MakeHomogeneousCluster(device, devices, memory_bytes, 1e9, latency_us);
+}
+
+/// `kinds` device kinds, device d of kind d with 1 GiB, every link 1 byte per
+/// µs with no latency: an edge of B bytes costs B µs, as the edge weights of
+/// the list-scheduling papers do.
+inline costmodel::Cluster OneDevicePerKind(int kinds) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  costmodel::Cluster cluster;
+  for (int k = 0; k < kinds; ++k) {
+    costmodel::DeviceSpec spec;
+    spec.name = "p" + std::to_string(k + 1);
+    spec.memory_bytes = kGiB;
+    cluster.kinds.push_back(spec);
+    cluster.devices.push_back({spec.name, k, kGiB});
+  }
+  cluster.InitLinks(/*bandwidth_bytes_per_s=*/1e6, /*latency_us=*/0);
+  return cluster;
+}
+
+/// A task graph as the scheduling papers draw it: compute time per device
+/// kind of each task n1, n2, … (units 0, 1, …) and edges (src, dst, cost in
+/// µs on OneDevicePerKind's links).
+inline costmodel::CostGraph TaskGraph(const std::vector<std::vector<double>>& compute_us,
+                                      const std::vector<std::array<int, 3>>& edges) {
+  costmodel::CostGraph::Builder builder(static_cast<int>(compute_us[0].size()));
+  for (size_t u = 0; u < compute_us.size(); ++u) {
+    builder.AddUnit(
+        {.name = "n" + std::to_string(u + 1), .op = "Task", .compute_us = compute_us[u]});
+  }
+  for (const auto& [src, dst, cost] : edges) {
+    const uint32_t t =
+        builder.AddTensor({.name = "e", .producer = static_cast<uint32_t>(src), .bytes = cost});
+    builder.AddUse(t, static_cast<uint32_t>(dst));
+  }
+  absl::StatusOr<costmodel::CostGraph> graph = std::move(builder).Build();
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return *std::move(graph);
+}
+
+/// Topcuoglu, Hariri and Wu 2002, Fig. 2: ten tasks on three processors, the
+/// example of both HEFT and CPOP (run it on OneDevicePerKind(3)). Tasks
+/// n1..n10 are units 0..9.
+inline costmodel::CostGraph TopcuogluExample() {
+  return TaskGraph({{14, 16, 9},
+                    {13, 19, 18},
+                    {11, 13, 19},
+                    {13, 8, 17},
+                    {12, 13, 10},
+                    {13, 16, 9},
+                    {7, 15, 11},
+                    {5, 11, 14},
+                    {18, 12, 20},
+                    {21, 7, 16}},
+                   {{0, 1, 18},
+                    {0, 2, 12},
+                    {0, 3, 9},
+                    {0, 4, 11},
+                    {0, 5, 14},
+                    {1, 7, 19},
+                    {1, 8, 16},
+                    {2, 6, 23},
+                    {3, 7, 27},
+                    {3, 8, 23},
+                    {4, 8, 13},
+                    {5, 7, 15},
+                    {6, 9, 17},
+                    {7, 9, 11},
+                    {8, 9, 13}});
 }
 
 }  // namespace autopar::search::testing

@@ -29,7 +29,7 @@
 // Models are costed for A100-80GB devices over NVLink and coarsened once per
 // memory setting (coarsening depends on the largest device's memory, not on
 // the device count); the synthetic graphs run on 100 GB/s links, as in
-// sgp_bench.
+// sgp_bench, or on the links --link-gbps gives (5 µs latency either way).
 //
 //   placement_bench [--quick] [--csv FILE] [--models-dir DIR] [--models a,b,...]
 //                   [--algos a,b,...] [--families a,b,...] [--max-units N]
@@ -37,6 +37,7 @@
 //   placement_bench --node-level [--sizes 1000,10000] [--devices 2,4,8]
 //                   [--memory loose,tight] [--algos m-etf,heft,cpop,sgp,tga@1,tga@10,tga@60]
 //                   [--families layered,...] [--models a,b,...] [--csv FILE]
+//                   [--link-gbps GB/s] [--microbatches M]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -101,6 +102,11 @@ struct Config {
   std::vector<uint32_t> sizes = {1000, 10000};
   std::vector<int> device_counts = {2, 4, 8};
   std::vector<std::string> memories = {"loose", "tight"};
+  /// Links between the synthetic graphs' devices (models keep their device
+  /// preset's link). --link-gbps 12 gives a PCIe-like setting, where
+  /// communication is dear enough that the wide families sit above the lower
+  /// bound.
+  double synthetic_link_bytes_per_s = kSyntheticLinkBytesPerS;
 };
 
 /// "tga@10" → ("tga", 10 s); a name without '@' keeps `default_budget_s`.
@@ -333,6 +339,7 @@ int Bench::Run() {
     w.name = GraphFamilyName(family);
     w.source = "family";
     w.device.name = "bench";
+    w.link_bytes_per_s = config_.synthetic_link_bytes_per_s;
     if (!config_.families.empty() && std::find(config_.families.begin(), config_.families.end(),
                                                w.name) == config_.families.end()) {
       continue;
@@ -575,6 +582,7 @@ void NodeBench::PlanFamily(GraphFamily family, uint32_t nodes) {
   w.name = absl::StrCat(GraphFamilyName(family), "-", nodes / 1000, "k");
   w.source = "family";
   w.device.name = "bench";
+  w.link_bytes_per_s = config_.synthetic_link_bytes_per_s;
   w.loose = MakeGraph(family, nodes, /*seed=*/1);
   double single_us = 0;
   const int64_t peak = SingleDevice(w, w.loose, single_us).peak_memory_bytes;
@@ -722,6 +730,13 @@ int Main(int argc, char** argv) {
         }
         config.device_counts.push_back(devices);
       }
+    } else if (flag == "--link-gbps" && has_value) {
+      double gigabytes_per_s = 0;
+      if (!absl::SimpleAtod(argv[++i], &gigabytes_per_s) || gigabytes_per_s <= 0) {
+        std::fprintf(stderr, "placement_bench: --link-gbps takes a positive number (GB/s)\n");
+        return 1;
+      }
+      config.synthetic_link_bytes_per_s = gigabytes_per_s * 1e9;
     } else if (flag == "--memory" && has_value) {
       config.memories = SplitList(argv[++i]);
     } else if (flag == "--csv" && has_value) {
@@ -759,7 +774,8 @@ int Main(int argc, char** argv) {
           "placement_bench: bad argument '%s'\nusage: placement_bench [--quick] [--csv FILE] "
           "[--models-dir DIR] [--models a,b] [--algos a,b] [--families a,b] "
           "[--max-units N] [--max-units-for ALGO=N] [--time-budget SECONDS] [--microbatches M] "
-          "[--node-level [--sizes N,..] [--devices N,..] [--memory loose,tight]]\n",
+          "[--node-level [--sizes N,..] [--devices N,..] [--memory loose,tight] "
+          "[--link-gbps GB/s]]\n",
           flag.c_str());
       return 1;
     }

@@ -18,8 +18,10 @@ import { randomInputs, readTensorDir, checkInputs } from './inputs.mjs';
 import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
 import { hostLoad } from './host_load.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
+import { isTritonRepository, runTritonRepository } from './triton_run.mjs';
 
-const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx [options]
+const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx|OUT_DIR/triton [options]
+  (a Triton model repository runs through its ensemble, from its configs alone; see README.md)
   --check ORIGINAL.onnx   also run the unsplit model on the same micro-batches and compare every output
   --microbatches M        micro-batches per step, each the model's inputs as given
                           (default: the mb<m> folders of --inputs, else plan.json's, else 1)
@@ -187,6 +189,7 @@ function stepStats(all) {
 async function main(argv) {
   const o = parseCli(argv);
   if (o.help) return { code: EXIT.OK, text: [USAGE] };
+  if (isTritonRepository(o.target)) return runTritonRepository(o);
   const text = [];
   const report = { ok: true, target: o.target };
   const plan = await targetPlan(o.target);

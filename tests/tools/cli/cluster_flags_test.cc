@@ -57,11 +57,14 @@ nlohmann::json Place(const std::vector<std::string>& flags) {
 TEST(ClusterFlagsTest, DevicesOverACostGraphKeepsItsMemory) {
   TempDir dir;
   const std::string graph = dir.Write("chain.json", Chain());
-  const nlohmann::json own = Place({"--costgraph", graph});
+  // The default search (TGA) bounded by generations, not its 10 s budget: the
+  // memory is what is checked here, not the plan.
+  const nlohmann::json own = Place({"--costgraph", graph, "--max-generations", "20"});
   ASSERT_FALSE(own.is_discarded());
   EXPECT_EQ(own["memory_capacity_bytes"].size(), 3u);
 
-  const nlohmann::json more = Place({"--costgraph", graph, "--devices", "5"});
+  const nlohmann::json more =
+      Place({"--costgraph", graph, "--devices", "5", "--max-generations", "20"});
   ASSERT_FALSE(more.is_discarded());
   ASSERT_EQ(more["memory_capacity_bytes"].size(), 5u);
   for (const nlohmann::json& bytes : more["memory_capacity_bytes"])

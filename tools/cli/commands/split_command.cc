@@ -15,12 +15,14 @@
 #include "tools/artifacts/plan_json.h"
 #include "tools/artifacts/report_html.h"
 #include "tools/artifacts/split_summary_json.h"
+#include "tools/artifacts/triton/triton_repository.h"
 #include "tools/cli/cli_output.h"
 #include "tools/cli/exit_codes.h"
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
 #include "tools/cli/shape_flags.h"
+#include "tools/cli/triton_flags.h"
 
 namespace autopar::tools {
 namespace {
@@ -32,7 +34,8 @@ constexpr char kUsage[] =
                     [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
                     [--threads N] [--microbatches M] [--timings]
                     [--mode inference|training] [--optimizer adam|sgd|momentum]
-                    [--placement FILE] [--stages] [--no-report] [--force] [--quiet]
+                    [--placement FILE] [--stages] [--triton] [--triton-gpus 0,1,...]
+                    [--no-report] [--force] [--quiet]
                     [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                     [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -46,6 +49,13 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --stages             also write stages/s<k>.onnx: each device's work cut at
                        its cross-device dependencies into plain ONNX models
                        that stock runtimes run (tools/runner runs these)
+  --triton             with --stages, also write OUT_DIR/triton/: a Triton
+                       Inference Server model repository, one ONNX Runtime
+                       model per stage on its device's GPU and an ensemble
+                       named after the model file that wires them
+                       (tritonserver --model-repository=OUT_DIR/triton)
+  --triton-gpus LIST   the GPU of each device, e.g. 0,1,2,3: device k runs on
+                       the k-th listed GPU (default: device k on GPU k)
   --no-report          do not write report.html (the simulated step's
                        timeline, device load and memory, cut edges)
   --json               print one JSON summary object on stdout (out_dir,
@@ -79,7 +89,7 @@ examples:
 )";
 
 std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report,
-                    int plan_microbatches) {
+                    int plan_microbatches, const TritonRepository* triton_repo) {
   const pipeline::PlanningProblem& problem = result.problem;
   const pipeline::Plan& plan = result.plan;
   const costmodel::SimulationResult& sim = plan.simulation;
@@ -87,9 +97,13 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
   const costmodel::Cluster& cluster = problem.cluster;
   std::string text;
   absl::StrAppendFormat(
-      &text, "wrote %s: %d device models%s, plan.json%s\n", out_dir, cluster.num_devices(),
+      &text, "wrote %s: %d device models%s, plan.json%s%s\n", out_dir, cluster.num_devices(),
       deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"),
-      report ? ", report.html" : "");
+      report ? ", report.html" : "",
+      triton_repo == nullptr
+          ? ""
+          : absl::StrCat(", triton/ (ensemble '", triton_repo->models.back().config.name(), "' of ",
+                         triton_repo->models.size() - 1, " stage models)"));
   absl::StrAppendFormat(&text, "placement  %s (%.1f ms search), %u nodes in %u units\n",
                         plan.algorithm, plan.search_time_ms, problem.model->graph.num_nodes(),
                         problem.units().num_units());
@@ -129,6 +143,7 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
 int RunSplitCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
+  for (const FlagSpec& s : TritonFlagSpecs()) specs.push_back(s);
   for (const char* name : {"output", "placement", "dot"}) specs.push_back({name, true});
   for (const char* name : {"stages", "no-report", "timings", "force", "json", "help"})
     specs.push_back({name, false});
@@ -156,6 +171,18 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::ProblemRequest> problem_request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/false);
   if (!problem_request.ok()) return UsageError(problem_request.status().message(), kUsage);
+  absl::StatusOr<TritonFlags> triton_flags = TritonFlagsFromArgs(*parsed);
+  if (!triton_flags.ok()) return UsageError(triton_flags.status().message(), kUsage);
+  if (!triton_flags->gpus.empty()) {
+    // The device count is known before the search (a model brings no cluster
+    // of its own); a cluster that cannot be made is reported by the split.
+    absl::StatusOr<costmodel::Cluster> cluster =
+        pipeline::ResolveCluster(problem_request->cluster, std::nullopt);
+    if (cluster.ok()) {
+      if (absl::Status s = CheckTritonGpus(*triton_flags, cluster->num_devices()); !s.ok())
+        return UsageError(s.message(), kUsage);
+    }
+  }
   pipeline::SplitRequest request{.problem = *std::move(problem_request),
                                  .algorithm = search->algorithm,
                                  .search = search->options,
@@ -207,6 +234,21 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                           .estimates = problem.model->estimates};
   onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
   files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
+  std::optional<TritonRepository> triton_repository;
+  if (triton_flags->write) {
+    if (absl::Status s = CheckTritonGpus(*triton_flags, problem.cluster.num_devices()); !s.ok())
+      return UsageError(s.message(), kUsage);
+    const std::string stem = std::filesystem::path(model_path).stem().string();
+    absl::StatusOr<TritonRepository> repository = BuildTritonRepository(
+        result->deployment, {.model_name = TritonModelName(stem), .gpus = triton_flags->gpus});
+    if (!repository.ok()) {
+      return ReportError(absl::Status(
+          repository.status().code(),
+          absl::StrCat("cannot write the Triton repository: ", repository.status().message())));
+    }
+    triton_repository = *std::move(repository);
+    AddTritonRepositoryFiles(*triton_repository, "triton", files);
+  }
   const bool report = !parsed->Has("no-report");
   if (report) {
     files.extra_files["report.html"] =
@@ -248,7 +290,10 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
     return kExitOk;
   }
-  std::fputs(Summary(*out_dir, *result, report, search->options.microbatches).c_str(), stdout);
+  std::fputs(Summary(*out_dir, *result, report, search->options.microbatches,
+                     triton_repository ? &*triton_repository : nullptr)
+                 .c_str(),
+             stdout);
   return kExitOk;
 }
 
