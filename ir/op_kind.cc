@@ -11,11 +11,18 @@ namespace {
 struct OpKindInfo {
   std::string_view domain;
   std::string_view op_type;
+  uint8_t rules;
 };
 
 constexpr OpKindInfo kOpKindInfo[] = {
-    {"", ""},
-#define OP(kind, domain, op_type) {domain, op_type},
+    {"", "", kNoRules},
+#define OP(kind, domain, op_type, rules) {domain, op_type, rules},
+#include "ir/op_kinds.def"
+#undef OP
+};
+
+constexpr OpKind kAllOpKinds[] = {
+#define OP(kind, domain, op_type, rules) OpKind::k##kind,
 #include "ir/op_kinds.def"
 #undef OP
 };
@@ -53,5 +60,12 @@ std::string_view OpKindDomain(OpKind kind) {
   auto index = static_cast<size_t>(kind);
   return index < std::size(kOpKindInfo) ? kOpKindInfo[index].domain : "";
 }
+
+uint8_t OpKindRules(OpKind kind) {
+  auto index = static_cast<size_t>(kind);
+  return index < std::size(kOpKindInfo) ? kOpKindInfo[index].rules : uint8_t{kNoRules};
+}
+
+absl::Span<const OpKind> AllOpKinds() { return kAllOpKinds; }
 
 }  // namespace autopar::ir

@@ -128,6 +128,31 @@ void DeclareOutputs(const onnx::NodeProto& node, const ir::Graph& graph, onnx::G
 constexpr size_t kArenaStartBlockBytes = size_t{1} << 20;
 constexpr size_t kArenaMaxBlockBytes = size_t{8} << 20;
 
+// Keeps a tensor attribute's dims and type but drops its bytes when it is
+// larger than the inference copy keeps.
+void DropLargeAttributeBytes(onnx::NodeProto& node) {
+  for (onnx::AttributeProto& attr : *node.mutable_attribute()) {
+    if (attr.has_t() && static_cast<int64_t>(attr.t().raw_data().size()) > kMaxCopiedTensorBytes) {
+      attr.mutable_t()->clear_raw_data();
+    }
+  }
+}
+
+// The library's inference on `model` (changed in place), its exceptions as
+// an error with their first line.
+absl::Status RunOnnxInference(onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options,
+                              std::unordered_map<std::string, onnx::TensorShapeProto>* shape_data) {
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options,
+                                       shape_data);
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    if (size_t newline = message.find('\n'); newline != std::string::npos) message.resize(newline);
+    return absl::InvalidArgumentError(message);
+  }
+  return absl::OkStatus();
+}
+
 void* MapBlock(size_t bytes) {
   void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (block == MAP_FAILED) throw std::bad_alloc();
@@ -247,13 +272,7 @@ absl::StatusOr<onnx::ModelProto*> InferenceCopy(const Model& model, const ir::Gr
     if (skipped) continue;
     onnx::NodeProto* n = g->add_node();
     *n = node;
-    // Drop the bytes of large Constant tensors; their dims and type remain.
-    for (onnx::AttributeProto& attr : *n->mutable_attribute()) {
-      if (attr.type() == onnx::AttributeProto::TENSOR &&
-          static_cast<int64_t>(attr.t().raw_data().size()) > kMaxCopiedTensorBytes) {
-        attr.mutable_t()->clear_raw_data();
-      }
-    }
+    DropLargeAttributeBytes(*n);  // large Constant tensors: dims and type remain
   }
   return &copy;
 }
@@ -292,15 +311,13 @@ absl::Status InferShapesWithOnnx(const Model& model, ir::Graph& graph) {
   absl::StatusOr<onnx::ModelProto*> copy = InferenceCopy(model, graph, arena);
   if (!copy.ok()) return copy.status();
   std::unordered_map<std::string, onnx::TensorShapeProto> shape_data;
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(**copy, onnx::OpSchemaRegistry::Instance(), options,
-                                       &shape_data);
-  } catch (const std::exception& e) {
-    std::string message = e.what();
-    if (size_t newline = message.find('\n'); newline != std::string::npos) message.resize(newline);
-    return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", message));
+  if (absl::Status s = RunOnnxInference(**copy,
+                                        onnx::ShapeInferenceOptions(/*check_type_val=*/false,
+                                                                    /*strict_mode_val=*/0,
+                                                                    /*data_prop_val=*/true),
+                                        &shape_data);
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", s.message()));
   }
   for (const onnx::ValueInfoProto& info : (*copy)->graph().value_info()) MergeInto(info, graph);
   for (const onnx::ValueInfoProto& info : (*copy)->graph().output()) MergeInto(info, graph);
@@ -319,6 +336,46 @@ absl::Status InferShapesWithOnnx(const Model& model, ir::Graph& graph) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<onnx::ModelProto> InferShapesOfCopy(const onnx::ModelProto& model,
+                                                   const CopyInferenceOptions& options) {
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  *copy.mutable_functions() = model.functions();
+  onnx::GraphProto* g = copy.mutable_graph();
+  const onnx::GraphProto& source = model.graph();
+  g->set_name(source.name());
+  *g->mutable_input() = source.input();
+  *g->mutable_output() = source.output();
+  *g->mutable_value_info() = source.value_info();
+  *g->mutable_sparse_initializer() = source.sparse_initializer();
+  for (const onnx::TensorProto& t : source.initializer()) {
+    onnx::TensorProto* c = g->add_initializer();
+    if (static_cast<int64_t>(t.raw_data().size()) > kMaxCopiedTensorBytes) {
+      c->set_name(t.name());
+      c->set_data_type(t.data_type());
+      *c->mutable_dims() = t.dims();
+    } else {
+      *c = t;
+    }
+  }
+  for (const onnx::NodeProto& node : source.node()) {
+    onnx::NodeProto* n = g->add_node();
+    *n = node;
+    DropLargeAttributeBytes(*n);
+  }
+  const int strict = options.strict ? 1 : 0;
+  if (absl::Status s = RunOnnxInference(
+          copy,
+          onnx::ShapeInferenceOptions(/*check_type_val=*/options.strict, /*strict_mode_val=*/strict,
+                                      /*data_prop_val=*/false),
+          nullptr);
+      !s.ok()) {
+    return s;
+  }
+  return copy;
 }
 
 }  // namespace autopar::onnx_io

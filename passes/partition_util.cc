@@ -1,12 +1,10 @@
 // Analysis of a placement and ModelProto assembly helpers for the rewriter.
 #include <algorithm>
-#include <exception>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
+#include "onnx_io/shape_inference.h"
 #include "passes/partition_internal.h"
 
 namespace autopar::passes::partition_internal {
@@ -82,10 +80,6 @@ SourceIndex IndexSource(const onnx::GraphProto& g, const ir::Graph& graph) {
   return index;
 }
 
-// Tensors up to this size keep their bytes in the shape-inference copy (shape
-// tensors and axes are tiny; weights are not read).
-constexpr int64_t kMaxInferenceTensorBytes = 64 * 1024;
-
 // True when some node output is neither a tensor the IR types nor declared
 // in the source: only then is ONNX's shape inference worth running.
 bool NeedsInferredTypes(const ir::Graph& graph, const SourceIndex& index) {
@@ -97,49 +91,14 @@ bool NeedsInferredTypes(const ir::Graph& graph, const SourceIndex& index) {
   return false;
 }
 
-// Runs ONNX's shape inference on a copy of the model without large weights'
-// bytes and collects the types of the main graph's values. Best effort: a
-// value it cannot type stays unknown, and is reported where it is needed.
+// The types ONNX's shape inference gives the main graph's values, run on a
+// copy of the model without large weights' bytes. Best effort: a value it
+// cannot type stays unknown, and is reported where it is needed.
 absl::flat_hash_map<std::string, onnx::TypeProto> InferTypes(const onnx::ModelProto& model) {
-  onnx::ModelProto copy;
-  copy.set_ir_version(model.ir_version());
-  *copy.mutable_opset_import() = model.opset_import();
-  *copy.mutable_functions() = model.functions();
-  onnx::GraphProto* g = copy.mutable_graph();
-  const onnx::GraphProto& source = model.graph();
-  *g->mutable_input() = source.input();
-  *g->mutable_output() = source.output();
-  *g->mutable_value_info() = source.value_info();
-  *g->mutable_sparse_initializer() = source.sparse_initializer();
-  for (const onnx::TensorProto& t : source.initializer()) {
-    onnx::TensorProto* c = g->add_initializer();
-    if (static_cast<int64_t>(t.raw_data().size()) > kMaxInferenceTensorBytes) {
-      c->set_name(t.name());
-      c->set_data_type(t.data_type());
-      *c->mutable_dims() = t.dims();
-    } else {
-      *c = t;
-    }
-  }
-  for (const onnx::NodeProto& node : source.node()) {
-    onnx::NodeProto* n = g->add_node();
-    *n = node;
-    for (onnx::AttributeProto& attr : *n->mutable_attribute()) {
-      if (attr.has_t() &&
-          static_cast<int64_t>(attr.t().raw_data().size()) > kMaxInferenceTensorBytes) {
-        attr.mutable_t()->clear_raw_data();
-      }
-    }
-  }
   absl::flat_hash_map<std::string, onnx::TypeProto> types;
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/false);
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception&) {
-    return types;
-  }
-  for (const onnx::ValueInfoProto& info : g->value_info()) {
+  absl::StatusOr<onnx::ModelProto> inferred = onnx_io::InferShapesOfCopy(model);
+  if (!inferred.ok()) return types;
+  for (const onnx::ValueInfoProto& info : inferred->graph().value_info()) {
     if (info.has_type()) types.emplace(info.name(), info.type());
   }
   return types;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,17 +11,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
 #include "onnx_io/checker.h"
 #include "onnx_io/send_recv_schema.h"
+#include "onnx_io/shape_inference.h"
 #include "passes/partition_internal.h"
 
 namespace autopar::passes {
 namespace {
-
-// Tensors up to this size keep their bytes in the shape-inference copy.
-constexpr int64_t kMaxInferenceTensorBytes = 64 * 1024;
 
 absl::Status Fail(const std::string& where, const std::string& what) {
   return absl::InternalError(absl::StrCat("invalid deployment: ", where, ": ", what));
@@ -490,18 +485,9 @@ absl::Status CheckStages(const ir::Graph& graph, absl::Span<const int32_t> node_
 
 absl::Status InferShapesStrictly(const onnx::ModelProto& proto, const std::string& where) {
   if (!onnx_io::OnnxLibraryKnowsModel(proto)) return absl::OkStatus();
-  onnx::ModelProto copy = proto;
-  for (onnx::TensorProto& t : *copy.mutable_graph()->mutable_initializer()) {
-    if (static_cast<int64_t>(t.raw_data().size()) > kMaxInferenceTensorBytes) t.clear_raw_data();
-  }
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/true, /*strict_mode_val=*/1,
-                                        /*data_prop_val=*/false);
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    std::string message = e.what();
-    if (size_t newline = message.find('\n'); newline != std::string::npos) message.resize(newline);
-    return Fail(where, absl::StrCat("ONNX shape inference fails: ", message));
+  absl::StatusOr<onnx::ModelProto> inferred = onnx_io::InferShapesOfCopy(proto, {.strict = true});
+  if (!inferred.ok()) {
+    return Fail(where, absl::StrCat("ONNX shape inference fails: ", inferred.status().message()));
   }
   return absl::OkStatus();
 }

@@ -10,9 +10,10 @@
 // topological order and on one device, at most S nodes long; S starts at the
 // largest unit's node count and halves down to single nodes. At each level
 // the moves are boundary moves: a block goes to a device one of its nodes
-// exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP run
-// on the nodes) are starting points beside the projections; the best start
-// is refined.
+// exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP,
+// m-SCT run on the nodes) and m-TOPO's contiguous split of the nodes' order
+// (with micro-batches, a balanced pipeline) are starting points beside the
+// projections; the best start is refined.
 //
 // Nodes of a locked unit (NodeLevel::locked_units) always move together, so
 // every group that must share a device still does.
@@ -43,8 +44,9 @@ struct NodeRefinementOptions {
   int64_t max_rounds = 0;
   /// Moves simulated per round.
   int moves_per_round = 32;
-  /// Node-level list schedules tried as starting points.
-  std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop"};
+  /// Placers run on the nodes as starting points (list schedules, and
+  /// m-TOPO's pipeline split).
+  std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop", "m-sct", "m-topo"};
   /// Seconds since the search started (the caller's clock).
   std::function<double()> elapsed_s;
 };

@@ -49,16 +49,19 @@
 //     (kPostPassUnitRuns unit-simulations in all, at most
 //     kMaxPostPassSimulations runs): bounded work, milliseconds.
 //  7. Below the units (when the search is given the node graph, as the
-//     pipeline does, and the graph has parallelism): coarsening merges nodes
-//     that could have run side by side, so the best unit plan can be several
-//     per cent behind a schedule of the nodes themselves (on a 1,000-node
-//     layered DAG over 8 devices the unit graph's critical path alone is 4%
-//     longer). ETF on the nodes, each locked unit's nodes moved to its first
-//     node's device, is simulated against the unit plan projected onto the
-//     nodes; the faster that fits is the result — unless the projection is
-//     already within kNodesNearLowerBound of the node graph's lower bound.
-//     Node graphs up to kMaxNodesBelowUnits: one schedule and two
-//     simulations of the nodes at most.
+//     pipeline does): coarsening merges nodes that could have run side by
+//     side, so the best unit plan can be several per cent behind a schedule
+//     of the nodes themselves (on a 1,000-node layered DAG over 8 devices
+//     the unit graph's critical path alone is 4% longer; GPT-2 small's 758
+//     nodes become a chain of 14 units with nothing left to overlap). ETF
+//     on the nodes, and ETF with favourite children (m-SCT's rule, m_sct.h:
+//     it keeps a recurrent encoder-decoder's chains local, where plain ETF
+//     scatters them), each locked unit's nodes moved to its first node's
+//     device, are simulated against the unit plan projected onto the nodes;
+//     the fastest that fits is the result — unless the projection is already
+//     within kNodesNearLowerBound of the node graph's lower bound. Node
+//     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
+//     of the nodes at most.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
@@ -77,6 +80,7 @@
 #include "search/feasibility.h"
 #include "search/list_schedule.h"
 #include "search/m_etf.h"
+#include "search/m_sct.h"
 #include "search/memory_ledger.h"
 #include "search/memory_profile.h"
 #include "search/memory_repair.h"
@@ -112,7 +116,7 @@ constexpr int kAllDeviceCountsUpTo = 8;
 constexpr int kMaxFruitlessCounts = 2;
 /// A plan this close to the lower bound is final: no other can beat it by more.
 constexpr double kNearLowerBound = 0.05;
-/// Step 7 runs on node graphs up to this size: its ETF and its two
+/// Step 7 runs on node graphs up to this size: its two schedules and three
 /// node-level simulations cost O(N log N · D) each.
 constexpr uint32_t kMaxNodesBelowUnits = 20000;
 /// Step 7 is skipped when the unit plan is this close to the node graph's
@@ -596,13 +600,10 @@ int Sgp::PostPass(Placement& plan) {
   return kept;
 }
 
-// Step 7; sets result.node_placement when ETF on the nodes wins.
+// Step 7; sets result.node_placement when a schedule of the nodes wins.
 void Sgp::BelowUnits(SgpResult& result) {
   const NodeLevel& level = options_.nodes;
-  if (level.graph == nullptr || level.unit_of_node == nullptr || num_devices_ < 2 ||
-      parallelism_ <= kListScheduleMinParallelism) {
-    return;
-  }
+  if (level.graph == nullptr || level.unit_of_node == nullptr || num_devices_ < 2) return;
   const CostGraph& nodes = *level.graph;
   const uint32_t num_nodes = nodes.num_units();
   if (num_nodes <= n_ || num_nodes > kMaxNodesBelowUnits ||
@@ -618,25 +619,37 @@ void Sgp::BelowUnits(SgpResult& result) {
   const double bound_us =
       costmodel::ComputeLowerBound(nodes, cluster_, options_.microbatches).bound_us;
   if (units_us <= bound_us * (1 + kNodesNearLowerBound)) return;
-  MemoryLedger ledger(nodes, cluster_, LedgerMode::kInOrder);
-  std::optional<Placement> earliest = ScheduleEarliestTaskFirst(nodes, cluster_, {}, ledger);
-  if (!earliest) return;
-  // A locked unit's nodes follow its first node (in node order).
-  std::vector<int32_t> unit_device(n_, -1);
-  for (uint32_t v = 0; v < num_nodes; ++v) {
-    const uint32_t unit = (*level.unit_of_node)[v];
-    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
-    if (unit_device[unit] < 0) unit_device[unit] = earliest->device[v];
-    earliest->device[v] = unit_device[unit];
+  // ETF without, then with favourite children (SCT: a child runs right
+  // after its parent on the parent's device, so a recurrent chain keeps its
+  // state local); the faster that fits and beats the unit plan wins.
+  double best_us = units_us;
+  const std::vector<int32_t> favourites = FavouriteChildren(nodes, cluster_);
+  for (const bool with_favourites : {false, true}) {
+    MemoryLedger ledger(nodes, cluster_, LedgerMode::kInOrder);
+    std::optional<Placement> schedule = ScheduleEarliestTaskFirst(
+        nodes, cluster_,
+        with_favourites ? absl::Span<const int32_t>(favourites) : absl::Span<const int32_t>(),
+        ledger);
+    if (!schedule) continue;
+    // A locked unit's nodes follow its first node (in node order).
+    std::vector<int32_t> unit_device(n_, -1);
+    for (uint32_t v = 0; v < num_nodes; ++v) {
+      const uint32_t unit = (*level.unit_of_node)[v];
+      if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
+      if (unit_device[unit] < 0) unit_device[unit] = schedule->device[v];
+      schedule->device[v] = unit_device[unit];
+    }
+    ++simulations_;
+    const costmodel::SimulationResult& theirs = simulator.Run(*schedule, sim_options);
+    if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
+    best_us = theirs.step_time_us;
+    std::vector<uint8_t> used(num_devices_, 0);
+    for (int32_t d : schedule->device) used[d] = 1;
+    result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+    result.node_placement = *std::move(schedule);
+    result.strategy =
+        with_favourites ? "favourite-child ETF on nodes" : "earliest task first on nodes";
   }
-  ++simulations_;
-  const costmodel::SimulationResult& theirs = simulator.Run(*earliest, sim_options);
-  if (theirs.memory_overflow || theirs.step_time_us >= units_us) return;
-  std::vector<uint8_t> used(num_devices_, 0);
-  for (int32_t d : earliest->device) used[d] = 1;
-  result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
-  result.node_placement = *std::move(earliest);
-  result.strategy = "earliest task first on nodes";
 }
 
 absl::StatusOr<SgpResult> Sgp::Run() {

@@ -50,7 +50,8 @@ struct SgpResult {
   int post_pass_moves = 0;
   /// A device and priority per node of SearchOptions::nodes when a schedule
   /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
-  /// step 7; strategy "earliest task first on nodes"); empty otherwise, and
+  /// step 7; strategy "earliest task first on nodes" or "favourite-child ETF on
+  /// nodes"); empty otherwise, and
   /// then each node goes where its unit went.
   costmodel::Placement node_placement;
 };

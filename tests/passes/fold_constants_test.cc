@@ -303,5 +303,28 @@ TEST(FoldConstantsTest, InitializersOfEveryIntegerWidthAreRead) {
   EXPECT_THAT(f.Ints("e"), ElementsAre(-2, 2));
 }
 
+// ir/op_kinds.def says which kinds the folder evaluates; the folder must
+// agree, so that an operator listed with kFoldRule but given no evaluator, or
+// an evaluator added without its table entry, fails here by name.
+TEST(FoldConstantsTest, EveryKindFoldsExactlyWhenTheOpTableSaysSo) {
+  int listed = 0;
+  for (ir::OpKind kind : ir::AllOpKinds()) {
+    const bool in_table = (ir::OpKindRules(kind) & ir::kFoldRule) != 0;
+    listed += in_table ? 1 : 0;
+    const std::string name(ir::OpKindName(kind));
+    if (in_table && !CanFold(kind)) {
+      ADD_FAILURE() << "op '" << name
+                    << "': ir/op_kinds.def says constant-folding rule, none is registered "
+                       "(passes/fold_constants.cc, FindEvaluator)";
+    }
+    if (!in_table && CanFold(kind)) {
+      ADD_FAILURE() << "op '" << name
+                    << "': an evaluator is registered, ir/op_kinds.def does not list kFoldRule";
+    }
+  }
+  EXPECT_FALSE(CanFold(ir::OpKind::kUnknown));
+  EXPECT_GT(listed, 40);  // the table was read, not an empty list
+}
+
 }  // namespace
 }  // namespace autopar::passes

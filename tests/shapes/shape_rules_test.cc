@@ -927,5 +927,55 @@ TEST(ShapeRulesTest, EveryRuleSurvivesHostileInputs) {
   }
 }
 
+// --- The op table ---------------------------------------------------------------
+
+std::string OpName(ir::OpKind kind) {
+  std::string domain(ir::OpKindDomain(kind));
+  std::string name(ir::OpKindName(kind));
+  return domain.empty() ? name : domain + "." + name;
+}
+
+// ir/op_kinds.def says which kinds have a shape rule; the dispatcher must
+// agree, so that an operator listed with kShapeRule but given no rule, or a
+// rule registered without its table entry, fails here by name.
+TEST(ShapeRuleTableTest, EveryKindHasARuleExactlyWhenTheOpTableSaysSo) {
+  int listed = 0;
+  for (ir::OpKind kind : ir::AllOpKinds()) {
+    const bool in_table = (ir::OpKindRules(kind) & ir::kShapeRule) != 0;
+    listed += in_table ? 1 : 0;
+    if (in_table && !HasRule(kind)) {
+      ADD_FAILURE() << "op '" << OpName(kind)
+                    << "': ir/op_kinds.def says shape rule, none is registered "
+                       "(shapes/shape_rules.cc, FindRule)";
+    }
+    if (!in_table && HasRule(kind)) {
+      ADD_FAILURE() << "op '" << OpName(kind)
+                    << "': a shape rule is registered, ir/op_kinds.def does not list kShapeRule";
+    }
+  }
+  EXPECT_FALSE(HasRule(ir::OpKind::kUnknown));
+  EXPECT_GT(listed, 200);  // the table was read, not an empty list
+}
+
+// Every listed rule answers for a lone node of its kind, whatever it is
+// given: three rank-4 float inputs and no attributes, or no inputs at all.
+TEST(ShapeRuleTableTest, EveryListedRuleAnswersOnOddOperands) {
+  for (ir::OpKind kind : ir::AllOpKinds()) {
+    if ((ir::OpKindRules(kind) & ir::kShapeRule) == 0) continue;
+    for (int inputs : {3, 0}) {
+      RuleGraph g;
+      std::vector<ValueId> ids;
+      for (int i = 0; i < inputs; ++i) ids.push_back(g.Input({2, 3, 4, 5}));
+      ValueId out = g.Node(std::string(ir::OpKindName(kind)), ids, {}, 2,
+                           std::string(ir::OpKindDomain(kind)))[0];
+      const ir::Node& node = g.graph().nodes().back();
+      std::optional<std::vector<OutputType>> types = InferOutputTypes(g.graph(), node);
+      ASSERT_TRUE(types.has_value()) << OpName(kind) << " with " << inputs << " inputs";
+      EXPECT_EQ(types->size(), 2u) << OpName(kind);
+      (void)out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace autopar::shapes

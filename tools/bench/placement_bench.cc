@@ -11,15 +11,16 @@
 // --node-level measures what runs, node by node, instead of the units the
 // searches place: each synthetic graph is taken as the node
 // graph and coarsened (passes::Coarsen) as a model would be; the list
-// schedulers (m-etf, heft, cpop) run on the nodes themselves, SGP and TGA go
-// through pipeline::MakePlan — SGP places units, TGA places units and then
-// refines below them — and every plan is judged by the node-level
-// simulation. "tga@S" is TGA with a budget of S seconds (tga@1, tga@10,
-// tga@60 show the convergence side by side). Models are planned the same
-// way. After each table: TGA against the best list schedule and its 1 s
-// result, SGP against the best list schedule, and one row for every case
-// where feasibility parity fails (an algorithm found no plan within memory
-// where another did).
+// schedulers (m-etf, heft, cpop), m-sct and m-topo run on the nodes themselves,
+// the other algorithms go through pipeline::MakePlan — they place units, SGP
+// may schedule the nodes instead, TGA refines below its units — and every
+// plan is judged by the node-level simulation. "tga@S" is TGA with a budget
+// of S seconds (tga@1, tga@10, tga@60 show the convergence side by side).
+// Models are planned the same way. After each table: TGA against the best
+// list schedule (models: the best other algorithm) and its 1 s result, SGP
+// against the best list schedule (models: the best other plan), and one row
+// for every case where feasibility parity fails (an algorithm found no plan
+// within memory where another did).
 //
 // Algorithms too slow for a size are skipped with a note, never left running:
 // each has a largest size (kMaxUnits, --max-units-for), and an algorithm whose
@@ -530,14 +531,24 @@ void NodeBench::RunCase(const Row& row, const pipeline::PlanningProblem& problem
     }
     return nullptr;
   };
-  // TGA (10 s) against the best list schedule on nodes.
-  if (const Result* tga = find("tga@10"); tga != nullptr && best_list != nullptr) {
+  // TGA (10 s) against the best list schedule on nodes (models: the best
+  // plan of any other algorithm).
+  const Result* tga_reference = best_list;
+  if (row.source == "model") {
+    tga_reference = nullptr;
+    for (const Result& r : results) {
+      if (r.algorithm.rfind("tga", 0) == 0 || r.status != "ok" || !r.feasible) continue;
+      if (tga_reference == nullptr || r.step_us < tga_reference->step_us) tga_reference = &r;
+    }
+  }
+  if (const Result* tga = find("tga@10"); tga != nullptr && tga_reference != nullptr) {
     ++tga_cases_;
-    if (tga->step_us <= best_list->step_us * (1 + 1e-9)) {
+    if (tga->step_us <= tga_reference->step_us * (1 + 1e-9)) {
       ++tga_at_most_list_;
     } else {
       misses_.push_back(absl::StrFormat("%s: tga@10 %.4f× %s", where,
-                                        tga->step_us / best_list->step_us, best_list->algorithm));
+                                        tga->step_us / tga_reference->step_us,
+                                        tga_reference->algorithm));
     }
   }
   // TGA at 60 s against 1 s, where 1 s is above the lower bound.
@@ -676,8 +687,10 @@ int NodeBench::Run() {
       "memory. m-etf, heft, cpop run on the nodes; sgp and tga place the coarsened units (tga "
       "then refines below them); tga@S: a budget of S seconds.\n");
   std::printf("\nTargets:\n");
-  std::printf("- tga@10 <= the best list schedule on nodes: %d of %d cases\n", tga_at_most_list_,
-              tga_cases_);
+  std::printf(
+      "- tga@10 <= the best list schedule on nodes (models: the best other algorithm): %d of %d "
+      "cases\n",
+      tga_at_most_list_, tga_cases_);
   std::printf("- tga@60 better than tga@1 where tga@1 is above the lower bound: %d of %d cases\n",
               long_better_, long_cases_);
   std::printf("- sgp <= 1.05x the best list schedule (models: the best other plan): %d of %d\n",
