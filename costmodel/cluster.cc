@@ -83,8 +83,8 @@ absl::Status ReadMatrix(const Json& json, const std::string& field, int n, bool 
   return absl::OkStatus();
 }
 
-// "execution": {"whole_stages": bool, "stage_run_us": µs, "cut_us": µs}, every
-// field optional.
+// "execution": {"whole_stages": bool, "stage_run_us": µs, "cut_us": µs,
+// "cut_bytes_per_s": B/s}, every field optional.
 absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
   if (!json.is_object()) return FieldError("execution", "must be an object");
   ExecutionModel execution;
@@ -95,12 +95,17 @@ absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
       execution.whole_stages = value.get<bool>();
       continue;
     }
-    if (key != "stage_run_us" && key != "cut_us") {
-      return FieldError(field, "is not a field (whole_stages, stage_run_us, cut_us)");
+    double* number = key == "stage_run_us"      ? &execution.stage_run_us
+                     : key == "cut_us"          ? &execution.cut_us
+                     : key == "cut_bytes_per_s" ? &execution.cut_bytes_per_s
+                                                : nullptr;
+    if (number == nullptr) {
+      return FieldError(field,
+                        "is not a field (whole_stages, stage_run_us, cut_us, cut_bytes_per_s)");
     }
-    absl::StatusOr<double> us = NonNegativeNumber(value, field);
-    if (!us.ok()) return us.status();
-    (key == "cut_us" ? execution.cut_us : execution.stage_run_us) = *us;
+    absl::StatusOr<double> value_or = NonNegativeNumber(value, field);
+    if (!value_or.ok()) return value_or.status();
+    *number = *value_or;
   }
   return execution;
 }
@@ -314,7 +319,8 @@ nlohmann::ordered_json ClusterToJson(const Cluster& cluster) {
   if (cluster.execution != ExecutionModel{}) {
     json["execution"] = {{"whole_stages", cluster.execution.whole_stages},
                          {"stage_run_us", cluster.execution.stage_run_us},
-                         {"cut_us", cluster.execution.cut_us}};
+                         {"cut_us", cluster.execution.cut_us},
+                         {"cut_bytes_per_s", cluster.execution.cut_bytes_per_s}};
   }
   return json;
 }

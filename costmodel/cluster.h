@@ -37,6 +37,12 @@ struct ExecutionModel {
   /// runtime loses fusions and layout choices across a cut), charged to the
   /// reading stage; only with whole_stages.
   double cut_us = 0;
+  /// The part of a cut that grows with the tensor: its bytes are copied out
+  /// of the producing stage's session and into the reading one's (and
+  /// re-laid out, e.g. to and from ONNX Runtime's blocked NCHWc), at this
+  /// rate; half of each cut edge's bytes / rate is charged to the producing
+  /// stage, half to the reading one. 0: no such cost. Only with whole_stages.
+  double cut_bytes_per_s = 0;
 
   bool operator==(const ExecutionModel&) const = default;
 };

@@ -55,7 +55,8 @@ HostCalibration DefaultHostCalibration() {
   return HostCalibration{.transfer_latency_us = 10,
                          .transfer_bytes_per_s = 1e10,
                          .stage_run_us = 15,
-                         .cut_us = 130,
+                         .cut_us = 5,
+                         .cut_bytes_per_s = 2e9,
                          .thread_speedup = {{1, 1.0}, {2, 1.7}}};
 }
 
@@ -82,6 +83,10 @@ absl::StatusOr<HostCalibration> HostCalibrationFromJson(const nlohmann::json& js
     return s;
   if (absl::Status s =
           ReadNumber(json, "cut_us", source, "cut_us", /*zero_ok=*/true, calibration.cut_us);
+      !s.ok())
+    return s;
+  if (absl::Status s = ReadNumber(json, "cut_bytes_per_s", source, "cut_bytes_per_s",
+                                  /*zero_ok=*/true, calibration.cut_bytes_per_s);
       !s.ok())
     return s;
   if (json.contains("thread_speedup")) {
@@ -133,8 +138,10 @@ Cluster MakeHostCpuCluster(int devices, int threads_per_device,
       MakeHomogeneousCluster(CpuPreset(threads_per_device), devices, 0,
                              calibration.transfer_bytes_per_s, calibration.transfer_latency_us);
   for (int d = 0; d < devices; ++d) cluster.devices[d].name = absl::StrCat("cpu", d);
-  cluster.execution = ExecutionModel{
-      .whole_stages = true, .stage_run_us = calibration.stage_run_us, .cut_us = calibration.cut_us};
+  cluster.execution = ExecutionModel{.whole_stages = true,
+                                     .stage_run_us = calibration.stage_run_us,
+                                     .cut_us = calibration.cut_us,
+                                     .cut_bytes_per_s = calibration.cut_bytes_per_s};
   cluster.host =
       HostThreads{.devices = devices,
                   .threads_per_device = threads_per_device,

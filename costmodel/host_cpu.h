@@ -8,7 +8,7 @@
 //   { "version": 1, "measured_at": "...", "load_avg_1m": 0.4, "cpu_share": 0.98,
 //     "transfer": { "latency_us": 120.0, "bytes_per_s": 3.3e8 },
 //     "stage_run_us": 150.0,
-//     "cut_us": 40.0,
+//     "cut_us": 5.0, "cut_bytes_per_s": 2.0e9,
 //     "thread_speedup": { "1": 1.0, "2": 1.7 } }
 //
 // Fields this file does not use are ignored; missing ones keep the defaults of
@@ -32,9 +32,10 @@ struct HostCalibration {
   /// Between two worker threads: fixed cost of one hand-over and its rate.
   double transfer_latency_us = 0;
   double transfer_bytes_per_s = 0;
-  /// ExecutionModel::stage_run_us and cut_us.
+  /// ExecutionModel::stage_run_us, cut_us and cut_bytes_per_s.
   double stage_run_us = 0;
   double cut_us = 0;
+  double cut_bytes_per_s = 0;
   /// Unsplit model: speed-up with T intra-op threads over one thread.
   std::map<int, double> thread_speedup;
 
@@ -48,7 +49,11 @@ struct HostCalibration {
 /// tools/fidelity/host_calibration.json (a 2-core VM): worker threads handing
 /// over tensors by message (10 µs, 10 GB/s: the runner moves buffers, which
 /// costs little more than the latency), a stage run of 15 µs (session.run
-/// with input binding), 130 µs per cut tensor edge, and two threads 1.7× one
+/// with input binding), a cut tensor edge 5 µs plus its bytes at 2 GB/s (the
+/// copies out of one session and into the next, and the layout changes ONNX
+/// Runtime makes around them: 0.4–1.6 ms per MB cut was measured on four
+/// models, 8–630 µs per edge, so a per-edge constant alone cannot describe
+/// both a transformer and a CNN), and two threads 1.7× one
 /// thread (the middle of 1.53–1.92× measured for the unsplit exported models
 /// on an idle host), more threads gaining 0.7 each.
 HostCalibration DefaultHostCalibration();

@@ -4,7 +4,10 @@
 //
 // Two formats are read (the README documents both):
 //  - the output of tools/fidelity/measure.mjs: an object whose "node_us" is
-//    an object of node name → mean µs (its other fields are ignored);
+//    an object of node name → mean µs (its other fields are ignored). These
+//    are the times of ONNX Runtime's optimised run — as the runner's stage
+//    sessions run — spread back over the model's nodes where ORT fused them
+//    (tools/fidelity/optimised_times.mjs), not the unoptimised graph's;
 //  - a plain object of node name → µs.
 //
 // Note [Measured and scaled times]: a node the file names gets its measured

@@ -188,7 +188,9 @@ void Simulator::BeginStage(uint32_t stage_instance, double now) {
   const uint32_t s = stage_instance % num_stages_;
   const int device = stage_device_[s];
   const ExecutionModel& execution = cluster_.execution;
-  const double fixed_us = execution.stage_run_us + execution.cut_us * stage_inputs_[s];
+  double fixed_us = execution.stage_run_us + execution.cut_us * stage_inputs_[s];
+  if (execution.cut_bytes_per_s > 0)
+    fixed_us += stage_cut_bytes_[s] / execution.cut_bytes_per_s * 1e6;
   running_stage_[device] = stage_instance;
   device_busy_[device] = 1;
   result_.devices[device].busy_us += fixed_us;
@@ -409,6 +411,7 @@ void Simulator::PrepareStages() {
   // 3. Inputs: a unit waits for its stage's producers, a stage for each
   //    tensor it reads from another stage (once, however many readers).
   stage_inputs_.assign(num_stages_, 0);
+  stage_cut_bytes_.assign(num_stages_, 0);
   stage_mark_.assign(num_stages_, 0);
   mark_epoch_ = 0;
   for (uint32_t u = 0; u < n; ++u) {
@@ -424,6 +427,10 @@ void Simulator::PrepareStages() {
       if (s == producer_stage || stage_mark_[s] == mark_epoch_) continue;
       stage_mark_[s] = mark_epoch_;
       ++stage_inputs_[s];
+      if (is_constant_[graph_.tensor_producer(t)]) continue;
+      const double half_bytes = 0.5 * static_cast<double>(graph_.tensor_bytes(t));
+      stage_cut_bytes_[s] += half_bytes;
+      stage_cut_bytes_[producer_stage] += half_bytes;
     }
   }
   stage_pending_.resize(static_cast<size_t>(num_stages_) * mb);

@@ -40,7 +40,9 @@
 // micro-batch m becomes ready when every tensor it reads from another stage
 // has arrived for m; a free device starts the ready stage with the smallest
 // (micro-batch, stage index); it is busy for stage_run_us + cut_us per tensor
-// it reads from another stage, then runs the stage's units one after another,
+// it reads from another stage + half the bytes of every tensor edge cut at
+// it (read from or sent to another stage, Constants aside: they are copied
+// into the stage) / cut_bytes_per_s, then runs the stage's units one after another,
 // and only when the last has ended are its outputs sent on (or handed to the
 // device's later stages). Memory is counted unit by unit as above.
 //
@@ -214,6 +216,7 @@ class Simulator {
   std::vector<uint32_t> stage_unit_offsets_;  // CSR over stages: their units, ascending
   std::vector<uint32_t> stage_units_;
   std::vector<uint32_t> stage_inputs_;           // per stage: tensors it reads from other stages
+  std::vector<double> stage_cut_bytes_;          // per stage: half the bytes cut at it
   std::vector<uint32_t> stage_pending_;          // per stage instance: inputs not yet present
   std::vector<uint32_t> stage_units_left_;       // per stage instance
   std::vector<std::vector<Ready>> stage_ready_;  // per device heap of stage instances

@@ -286,6 +286,23 @@ TEST(SimulatorTest, WholeStagesRunAsTheRunnerRunsThemWithTheirOverheads) {
   EXPECT_DOUBLE_EQ(plain.Run(p, {.microbatches = 1}).step_time_us, 62);
 }
 
+TEST(SimulatorTest, ACutCostsItsBytesHalfOnEachSide) {
+  // a (10 µs) on device 0 -> b (20 µs) on device 1, 4,000 bytes (4 µs on the
+  // link). Cutting it copies the bytes out of a's stage and into b's: at
+  // 1 byte/µs (1e6 B/s) 4,000 µs, 2,000 on each side.
+  CostGraph g = Build({{10, 20}, {{0, 1, 4000}}});
+  Cluster c = TestCluster(2);
+  c.execution = {.whole_stages = true, .cut_bytes_per_s = 1e6};
+  Simulator sim(g, c);
+  const SimulationResult& r = sim.Run(Placement{.device = {0, 1}});
+  // s0: 2,000 + 10; copy 4; s1: 2,000 + 20.
+  EXPECT_DOUBLE_EQ(r.step_time_us, 2010 + 4 + 2020);
+  EXPECT_DOUBLE_EQ(r.devices[0].busy_us, 2010);
+  EXPECT_DOUBLE_EQ(r.devices[1].busy_us, 2020);
+  // On one device nothing is cut: no such cost.
+  EXPECT_DOUBLE_EQ(sim.Run(Placement{.device = {0, 0}}).step_time_us, 30);
+}
+
 TEST(SimulatorTest, AStageStartsOnlyWhenAllItsInputsHaveArrived) {
   // Device 0 runs a (10 µs) then d (100 µs), both level 0; on device 1, b
   // reads a and e reads d: both level 1, one stage. Node by node, b starts

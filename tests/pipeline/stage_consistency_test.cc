@@ -62,6 +62,7 @@ TEST(StageCostsTest, CostlyStagesSteerTgaToFewerStages) {
     costmodel::HostCalibration host = costmodel::DefaultHostCalibration();
     host.stage_run_us = stage_run_us;
     host.cut_us = cut_us;
+    host.cut_bytes_per_s = 0;  // no cost by size: only the two above
     absl::StatusOr<PlanningProblem> prepared =
         PrepareModel((fs::path(AUTOPAR_MODELS_DIR) / "resnet18.onnx").string(), {},
                      costmodel::MakeHostCpuCluster(2, 1, host));

@@ -20,14 +20,20 @@
 // 3. thread_speedup: each unsplit model's step (M micro-batches, one after
 //    another) with 1 and with 2 intra-op threads; "2" = the median over models
 //    of t(1) / t(2).
-// 4. cut_us: each model split by `onnx-autopar --stages` for 2 one-core
-//    devices and M micro-batches (--algos, default pipeline-dp and round-robin:
-//    a few cuts and very many), its stages run collapsed onto one
-//    device and compared with the unsplit model, per micro-batch:
-//      collapsed − unsplit = (stages − 1) · stage_run_us + cut_edges · cut_us
+// 4. cut_us, cut_bytes_per_s: each model split by `onnx-autopar --stages`
+//    for 2 one-core devices and M micro-batches (--algos, default
+//    pipeline-dp and round-robin: a few cuts and very many), its stages run
+//    collapsed onto one device and compared with the unsplit model, per
+//    micro-batch:
+//      collapsed − unsplit = (stages − 1) · stage_run_us
+//                            + cut_edges · cut_us + cut_bytes / cut_bytes_per_s
 //    where a cut edge is one (tensor, reading stage) pair whose producer is
-//    another stage. cut_us pools the splits: Σ (extra − stage runs) / Σ cut
-//    edges (never below 0).
+//    another stage and cut_bytes the sum of their tensors' sizes. The two
+//    are fitted over all splits by least squares on the relative error
+//    (fitCutCosts): a cut costs mostly by its size (the tensor is copied out
+//    of one session and into the next and, in a CNN, re-laid out to and
+//    from ONNX Runtime's blocked layout), which one constant per edge cannot
+//    describe for a CNN and a transformer at once.
 // Every step time is the fastest of the timed steps (see fastestStep).
 // Load: the 1-minute load average before the run, and cpu_share (the time our
 // threads ran / ran + waited for a core, host_load.mjs) over the whole run;
@@ -43,6 +49,7 @@ import { loadPlan, singleModelPlan } from '../runner/plan.mjs';
 import { openDeployment } from '../runner/executor.mjs';
 import { createSession } from '../runner/ort_session.mjs';
 import { randomInputs } from '../runner/inputs.mjs';
+import { dtypeFromName, numel } from '../runner/dtypes.mjs';
 import { cpuShare, hostLoad, schedTotals } from '../runner/host_load.mjs';
 import { median, number, parseCli, runMain } from './measure.mjs';
 import { REPO_ROOT, resolveCli } from './lib.mjs';
@@ -101,9 +108,10 @@ export function fitTransfer(points) {
  * it is the step least disturbed by other processes, and the figures here are
  * the host's own costs, not its load.
  */
-async function fastestStep(plan, { threads = 1, microbatches, warmup, repeat, concurrent = true }) {
+async function fastestStep(plan, { threads = 1, microbatches, warmup, repeat, concurrent = true, onOpen = null }) {
   const dep = await openDeployment(plan, { concurrent, threads, microbatches });
   try {
+    if (onOpen) onOpen(dep);
     const specs = plan.inputs.map(({ name }) => {
       const s = plan.stages.find((st) => st.inputs.includes(name));
       return dep.meta.get(s.id).inputs.find((i) => i.name === name);
@@ -128,6 +136,63 @@ export function cutEdges(plan) {
   let n = 0;
   for (const s of plan.stages) for (const t of s.inputs) if (plan.producer.has(t) && plan.producer.get(t) !== s.id) n++;
   return n;
+}
+
+/**
+ * Bytes of the cut edges of a plan (as cutEdges counts them), from the stage
+ * sessions' input metadata `meta` (stage id -> {inputs: [{name, type, shape}]});
+ * an input of unknown size counts 0.
+ */
+export function cutBytes(plan, meta) {
+  let bytes = 0;
+  for (const s of plan.stages) {
+    for (const t of s.inputs) {
+      if (!plan.producer.has(t) || plan.producer.get(t) === s.id) continue;
+      const input = meta.get(s.id)?.inputs.find((i) => i.name === t);
+      const dims = input?.shape;
+      if (!dims || !dims.every((d) => Number.isInteger(d) && d >= 0)) continue;
+      let per = 0;
+      try {
+        per = dtypeFromName(input.type).bytes;
+      } catch {
+        per = 0;
+      }
+      bytes += numel(dims) * per;
+    }
+  }
+  return bytes;
+}
+
+/**
+ * cut_us and cut_bytes_per_s from splits [{edges, bytes, extra_us}] (extra_us:
+ * collapsed − unsplit − the stage runs, per micro-batch): least squares of
+ * extra_us ≈ edges · a + bytes · b weighted by 1 / max(extra_us, 50 µs), so
+ * that a small split's error counts like a large one's. Neither term is
+ * negative: if one comes out below 0 the other is fitted alone. Returns
+ * {cut_us, cut_bytes_per_s (null: no size term)}, or null without splits.
+ */
+export function fitCutCosts(splits) {
+  const points = splits.filter((s) => s.edges > 0);
+  if (points.length === 0) return null;
+  const w = points.map((s) => 1 / Math.max(s.extra_us, 50));
+  const sum = (f) => points.reduce((acc, s, i) => acc + w[i] * w[i] * f(s), 0);
+  const one = (f) => Math.max(0, sum((s) => f(s) * s.extra_us) / sum((s) => f(s) * f(s)));
+  const edgesOnly = () => ({ cut_us: one((s) => s.edges), cut_bytes_per_s: null });
+  if (points.every((s) => s.bytes === 0)) return edgesOnly();
+  const aa = sum((s) => s.edges * s.edges);
+  const ab = sum((s) => s.edges * s.bytes);
+  const bb = sum((s) => s.bytes * s.bytes);
+  const ay = sum((s) => s.edges * s.extra_us);
+  const by = sum((s) => s.bytes * s.extra_us);
+  const det = aa * bb - ab * ab;
+  let a = det > 0 ? (ay * bb - by * ab) / det : -1;
+  let b = det > 0 ? (aa * by - ab * ay) / det : -1;
+  if (b <= 0) return edgesOnly();
+  if (a < 0) {
+    a = 0;
+    b = one((s) => s.bytes);
+  }
+  return { cut_us: a, cut_bytes_per_s: 1e6 / b };
 }
 
 /** Splits `model` with the CLI into `dir` (2 devices of one core, stage models). */
@@ -177,21 +242,21 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
         }
         log(`${name}: ${algo}'s ${stages} stages collapsed onto one device ...`);
         for (const s of staged.stages) s.device = 0;
-        const tc = await fastestStep(staged, { threads: 1, microbatches, warmup, repeat });
+        let bytes = 0;
+        const tc = await fastestStep(staged, { threads: 1, microbatches, warmup, repeat, onOpen: (dep) => (bytes = cutBytes(staged, dep.meta)) });
         const extra = (tc - t1) / microbatches;
         const cut = (extra - (stages - 1) * result.stage_run_us) / edges;
-        entry.splits.push({ algo, stages, cut_edges: edges, collapsed_us_per_microbatch: round(tc / microbatches, 1), extra_us_per_microbatch: round(extra, 1), cut_us: round(cut, 2) });
-        cuts.push({ cut_us: cut, edges });
+        entry.splits.push({ algo, stages, cut_edges: edges, cut_bytes: bytes, collapsed_us_per_microbatch: round(tc / microbatches, 1), extra_us_per_microbatch: round(extra, 1), cut_us: round(cut, 2) });
+        cuts.push({ edges, bytes, extra_us: extra - (stages - 1) * result.stage_run_us });
       }
       perModel.push(entry);
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  // Pooled over the splits (Σ extra / Σ cut edges): a split with few cuts
-  // turns timing noise into a large per-cut error, so each counts by its edges.
-  const edgesTotal = cuts.reduce((a, c) => a + c.edges, 0);
-  result.cut_us = edgesTotal ? round(Math.max(0, cuts.reduce((a, c) => a + c.cut_us * c.edges, 0) / edgesTotal), 2) : null;
+  const fit = fitCutCosts(cuts);
+  result.cut_us = fit ? round(fit.cut_us, 2) : null;
+  result.cut_bytes_per_s = fit?.cut_bytes_per_s ? Math.round(fit.cut_bytes_per_s) : null;
   result.thread_speedup = { 1: 1, 2: perModel.length ? round(median(perModel.map((m) => m.thread_speedup_2)), 3) : null };
   result.microbatches = microbatches;
   result.repeat = repeat;
@@ -201,6 +266,7 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
   // keeps its built-in default for it.
   for (const t of [result.transfer, result.transfer_copy]) if (t.bytes_per_s === null) delete t.bytes_per_s;
   if (result.cut_us === null) delete result.cut_us;
+  if (result.cut_bytes_per_s === null) delete result.cut_bytes_per_s;
   if (result.thread_speedup[2] === null) delete result.thread_speedup[2];
   return result;
 }
@@ -245,7 +311,7 @@ async function main(argv) {
   const lines = [
     `load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}`,
     `transfer: latency ${r.transfer.latency_us} us, ${gbs(r.transfer.bytes_per_s)} (moved); copied: ${r.transfer_copy.latency_us} us, ${gbs(r.transfer_copy.bytes_per_s)}`,
-    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us ?? '-'} us per cut edge   2 threads: ${r.thread_speedup[2] ?? '-'}x`,
+    `stage run: ${r.stage_run_us} us   cut: ${r.cut_us ?? '-'} us per cut edge + ${gbs(r.cut_bytes_per_s)}   2 threads: ${r.thread_speedup[2] ?? '-'}x`,
     `written to ${v.output}`,
   ];
   if (busy(r)) lines.unshift(`warning: the host was busy (load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}); these numbers are inflated — calibrate on a quiet machine`);

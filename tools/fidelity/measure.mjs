@@ -16,6 +16,13 @@
 // median) over the --runs measured runs of its `<node name>_kernel_time`
 // profile events (`dur`, µs; a node that runs several times within one run —
 // inside a Loop body — is summed per run).
+//
+// A second session runs the model as ONNX Runtime (and tools/runner) really
+// runs it, with every graph optimisation on, and profiles it the same way;
+// its nodes are fused ones under new names, so optimised_times.mjs spreads
+// their times back over the model's nodes. The file's "node_us" — what
+// `onnx-autopar --node-times` reads — are these optimised times (with
+// --unoptimised, the times of the unoptimised session instead).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -25,6 +32,8 @@ import { fileURLToPath } from 'node:url';
 import { EXIT, RunnerError, badInput, internal } from '../runner/errors.mjs';
 import { loadOrt, sessionOptions, sessionMeta, runSession, oneLine } from '../runner/ort_session.mjs';
 import { randomInputs } from '../runner/inputs.mjs';
+import { readModelNodes } from './onnx_nodes.mjs';
+import { attributeOptimisedTimes } from './optimised_times.mjs';
 
 export const DEFAULTS = { runs: 20, warmup: 3, threads: 1, seed: 0, intRange: [0, 10] };
 
@@ -107,80 +116,106 @@ export function median(values) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** Session options of a measurement; `optimised`: ORT's full graph optimisation, as the runner's sessions. */
+function measureSessionOptions(o, { profilePrefix = null, optimised = false } = {}) {
+  return {
+    ...sessionOptions({ profilePrefix, threads: o.threads, verbose: o.verbose }),
+    graphOptimizationLevel: optimised ? 'all' : 'disabled',
+    executionMode: 'sequential',
+    interOpNumThreads: 1,
+  };
+}
+
+async function createMeasureSession(ort, modelPath, so) {
+  try {
+    return await ort.InferenceSession.create(modelPath, so);
+  } catch (e) {
+    throw internal(`ONNX Runtime cannot load ${modelPath}: ${oneLine(e.message)}`);
+  }
+}
+
+/** Runs a session warmup + runs times; {wall: [µs of the measured runs], cpuUs}. Releases it. */
+async function timeRuns(session, tensors, o, label) {
+  const wall = [];
+  let cpuUs = 0;
+  try {
+    for (let i = 0; i < o.warmup + o.runs; i++) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await runSession(session, tensors, undefined, label);
+      if (i >= o.warmup) {
+        wall.push((performance.now() - t0) * 1000);
+        const c = process.cpuUsage(c0);
+        cpuUs += c.user + c.system;
+      }
+    }
+  } finally {
+    if (session.endProfiling && o.profiling) session.endProfiling();
+    await session.release();
+  }
+  return { wall, cpuUs };
+}
+
+const wallStats = (w) => ({ mean: w.reduce((a, b) => a + b, 0) / w.length, median: median(w), min: Math.min(...w) });
+
+/** The one ORT profile written under `dir`, parsed. */
+function readProfile(dir, prefix, keepAs) {
+  const files = readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.json'));
+  if (files.length !== 1) throw internal(`expected one ORT profile ${prefix}* in ${dir}, found ${files.length}`);
+  let events;
+  try {
+    events = JSON.parse(readFileSync(join(dir, files[0]), 'utf8'));
+  } catch (e) {
+    throw internal(`cannot parse ORT profile ${files[0]}: ${oneLine(e.message)}`);
+  }
+  if (keepAs) writeFileSync(keepAs, JSON.stringify(events));
+  return events;
+}
+
 /**
  * Runs `modelPath` warmup + runs times in ORT with profiling and returns
  * { model, ort_version, threads, warmup, runs, seed, int_range, notes,
  *   cpu_share, wall_us: {mean, median, min} (session.run around the measured runs,
  *   profiler on), wall_unprofiled_us (the same from a second session without
  *   the profiler; null with unprofiled: false), model_run_us (ORT's own model_run events, mean),
- *   kernel_sum_us, nodes: {name: {op, mean_us, median_us, ...}}, order }.
+ *   kernel_sum_us, nodes: {name: {op, mean_us, median_us, ...}}, order,
+ *   optimised (null with optimised: false): { kernel_sum_us, wall_us,
+ *   wall_unprofiled_us, nodes (ORT's optimised nodes, as `nodes`), node_us
+ *   ({model node: µs}, optimised_times.mjs), anchored, unanchored_us } }.
+ * `nodes` are always the unoptimised session's: the model's own nodes.
  */
 export async function measureModel(modelPath, opts = {}) {
   const o = { ...DEFAULTS, ...opts };
   if (!existsSync(modelPath)) throw badInput(`${modelPath}: no such file`);
   const ort = await loadOrt({ verbose: o.verbose });
   const dir = mkdtempSync(join(tmpdir(), 'autopar-measure-'));
-  const prefix = join(dir, 'profile');
+  const label = basename(modelPath);
   try {
-    const so = {
-      ...sessionOptions({ profilePrefix: prefix, threads: o.threads, verbose: o.verbose }),
-      graphOptimizationLevel: 'disabled',
-      executionMode: 'sequential',
-      interOpNumThreads: 1,
-    };
-    let session;
-    try {
-      session = await ort.InferenceSession.create(modelPath, so);
-    } catch (e) {
-      throw internal(`ONNX Runtime cannot load ${modelPath}: ${oneLine(e.message)}`);
-    }
+    const session = await createMeasureSession(ort, modelPath, measureSessionOptions(o, { profilePrefix: join(dir, 'plain') }));
     const meta = sessionMeta(session);
     const { tensors, notes } = randomInputs(meta.inputs, o.seed, { intRange: o.intRange, dimValues: o.dimValues ?? {} });
-    const label = basename(modelPath);
-    const wall = [];
-    let cpuUs = 0;
-    try {
-      for (let i = 0; i < o.warmup + o.runs; i++) {
-        const c0 = process.cpuUsage();
-        const t0 = performance.now();
-        await runSession(session, tensors, undefined, label);
-        if (i >= o.warmup) {
-          wall.push((performance.now() - t0) * 1000);
-          const c = process.cpuUsage(c0);
-          cpuUs += c.user + c.system;
-        }
-      }
-    } finally {
-      session.endProfiling();
-      await session.release();
-    }
+    const { wall, cpuUs } = await timeRuns(session, tensors, { ...o, profiling: true }, label);
     // The same runs without the profiler: what the model costs when nobody
     // watches (the profiler's per-node bookkeeping is small but not zero).
     let wallUnprofiled = null;
     if (o.unprofiled !== false) {
-      const plain = await ort.InferenceSession.create(modelPath, { ...so, enableProfiling: false, profileFilePrefix: undefined });
-      const w = [];
-      try {
-        for (let i = 0; i < o.warmup + o.runs; i++) {
-          const t0 = performance.now();
-          await runSession(plain, tensors, undefined, label);
-          if (i >= o.warmup) w.push((performance.now() - t0) * 1000);
-        }
-      } finally {
-        await plain.release();
-      }
-      wallUnprofiled = { mean: w.reduce((a, b) => a + b, 0) / w.length, median: median(w), min: Math.min(...w) };
+      const plain = await createMeasureSession(ort, modelPath, measureSessionOptions(o));
+      wallUnprofiled = wallStats((await timeRuns(plain, tensors, o, label)).wall);
     }
-    const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-    if (files.length !== 1) throw internal(`expected one ORT profile in ${dir}, found ${files.length}`);
-    let events;
-    try {
-      events = JSON.parse(readFileSync(join(dir, files[0]), 'utf8'));
-    } catch (e) {
-      throw internal(`cannot parse ORT profile ${files[0]}: ${oneLine(e.message)}`);
+    const p = parseProfile(readProfile(dir, 'plain', o.keepProfile), { warmup: o.warmup });
+    let optimised = null;
+    if (o.optimised !== false) {
+      const os = await createMeasureSession(ort, modelPath, measureSessionOptions(o, { profilePrefix: join(dir, 'optimised'), optimised: true }));
+      const ow = wallStats((await timeRuns(os, tensors, { ...o, profiling: true }, label)).wall);
+      const q = parseProfile(readProfile(dir, 'optimised', null), { warmup: o.warmup });
+      const unprofiled = wallStats((await timeRuns(await createMeasureSession(ort, modelPath, measureSessionOptions(o, { optimised: true })), tensors, o, label)).wall);
+      const a = attributeOptimisedTimes(
+        readModelNodes(modelPath),
+        Object.fromEntries(p.order.map((n) => [n, p.nodes[n].mean_us])),
+        Object.fromEntries(q.order.map((n) => [n, q.nodes[n].mean_us])),
+      );
+      optimised = { kernel_sum_us: q.kernel_sum_us, wall_us: ow, wall_unprofiled_us: unprofiled, order: q.order, nodes: q.nodes, node_us: a.node_us, anchored: a.anchored, unanchored_us: a.unanchored_us };
     }
-    if (o.keepProfile) writeFileSync(o.keepProfile, JSON.stringify(events));
-    const p = parseProfile(events, { warmup: o.warmup });
     return {
       model: resolve(modelPath),
       ort_version: ort.env.versions?.common ?? ort.env.versions?.node ?? null,
@@ -194,12 +229,13 @@ export async function measureModel(modelPath, opts = {}) {
       // the measured runs: ~1 on an idle machine; well below 1 means other
       // processes took the cores and every time above is inflated.
       cpu_share: cpuUs / wall.reduce((a, b) => a + b, 0) / o.threads,
-      wall_us: { mean: wall.reduce((a, b) => a + b, 0) / wall.length, median: median(wall), min: Math.min(...wall) },
+      wall_us: wallStats(wall),
       wall_unprofiled_us: wallUnprofiled,
       model_run_us: p.run_durations_us.length ? p.run_durations_us.reduce((a, b) => a + b, 0) / p.run_durations_us.length : null,
       kernel_sum_us: p.kernel_sum_us,
       order: p.order,
       nodes: p.nodes,
+      optimised,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -276,26 +312,35 @@ const USAGE = `usage: node tools/fidelity/measure.mjs MODEL.onnx [options]
   --int-range LO,HI integer inputs uniform in [LO, HI) (default 0,10)
   --dim NAME=V      value of a symbolic input dim (repeatable; default 1)
   -o, --output F    write the JSON there (default: stdout)
-  --keep-profile F  also save ORT's raw profile JSON as F
+  --keep-profile F  also save ORT's raw profile JSON (unoptimised session) as F
+  --unoptimised     "node_us" from the unoptimised session only (default: the
+                    optimised run's times spread over the model's nodes)
   --verbose         ORT warnings
 prints {node name: µs} (mean of measured runs) under "node_us", plus wall time`;
 
 async function main(argv) {
-  const { values: v, positionals } = parseCli(argv, { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' }, 'keep-profile': { type: 'string' } });
+  const { values: v, positionals } = parseCli(argv, { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' }, 'keep-profile': { type: 'string' }, unoptimised: { type: 'boolean' } });
   if (v.help) return { text: USAGE };
   if (positionals.length !== 1) throw badInput('expected one MODEL.onnx (see --help)');
   const o = measureOptionsFrom(v);
   o.keepProfile = v['keep-profile'];
+  o.optimised = !v.unoptimised;
   const m = await measureModel(positionals[0], o);
   const out = {
     model: m.model, ort_version: m.ort_version, threads: m.threads, warmup: m.warmup, runs: m.runs, seed: m.seed,
     cpu_share: m.cpu_share, wall_us: m.wall_us, wall_unprofiled_us: m.wall_unprofiled_us, model_run_us: m.model_run_us, kernel_sum_us: m.kernel_sum_us,
-    node_us: Object.fromEntries(m.order.map((n) => [n, m.nodes[n].mean_us])),
+    // The nodes the unoptimised profile names (the model's nodes that run;
+    // Constants become initialisers at load), with the optimised run's times.
+    node_us: Object.fromEntries(m.order.map((n) => [n, m.optimised ? m.optimised.node_us[n] ?? 0 : m.nodes[n].mean_us])),
+    node_times_from: m.optimised ? 'optimised' : 'unoptimised',
+    node_us_unoptimised: m.optimised ? Object.fromEntries(m.order.map((n) => [n, m.nodes[n].mean_us])) : undefined,
     nodes: m.nodes,
+    optimised: m.optimised ? { kernel_sum_us: m.optimised.kernel_sum_us, wall_us: m.optimised.wall_us, wall_unprofiled_us: m.optimised.wall_unprofiled_us, anchored: m.optimised.anchored, unanchored_us: m.optimised.unanchored_us, nodes: m.optimised.nodes } : null,
   };
   if (v.output) {
     writeFileSync(v.output, JSON.stringify(out, null, 1) + '\n');
-    const text = `${m.order.length} nodes, kernel sum ${(m.kernel_sum_us / 1000).toFixed(3)} ms, wall ${(m.wall_us.mean / 1000).toFixed(3)} ms (mean of ${m.runs}); written to ${v.output}`;
+    const opt = m.optimised ? `; optimised: kernel sum ${(m.optimised.kernel_sum_us / 1000).toFixed(3)} ms, wall ${(m.optimised.wall_unprofiled_us.mean / 1000).toFixed(3)} ms` : '';
+    const text = `${m.order.length} nodes, kernel sum ${(m.kernel_sum_us / 1000).toFixed(3)} ms, wall ${(m.wall_us.mean / 1000).toFixed(3)} ms (mean of ${m.runs})${opt}; written to ${v.output}`;
     return { text };
   }
   return { json: out };

@@ -18,8 +18,8 @@ if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
 const utf8 = new TextDecoder('utf-8');
 const utf8enc = new TextEncoder();
 
-/** Cursor over protobuf wire-format bytes. */
-class Reader {
+/** Cursor over protobuf wire-format bytes (also read by tools/fidelity/onnx_nodes.mjs). */
+export class Reader {
   constructor(bytes, start = 0, end = bytes.length) {
     this.b = bytes;
     this.pos = start;

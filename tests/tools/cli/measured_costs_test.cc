@@ -132,7 +132,7 @@ TEST(HostClusterFlagTest, CpuKxTIsKDevicesLinkedAsTheCalibrationSays) {
   const std::string model = WriteChain(dir);
   const std::string calibration =
       dir.Write("host.json", R"({"version": 1, "transfer": {"latency_us": 77, "bytes_per_s": 5e8},
-                                 "stage_run_us": 150, "cut_us": 40,
+                                 "stage_run_us": 150, "cut_us": 40, "cut_bytes_per_s": 3e9,
                                  "thread_speedup": {"1": 1.0, "2": 1.6}})")
           .string();
   const std::string out = (dir.path() / "out").string();
@@ -153,6 +153,7 @@ TEST(HostClusterFlagTest, CpuKxTIsKDevicesLinkedAsTheCalibrationSays) {
   EXPECT_EQ(cluster["execution"]["whole_stages"], true);
   EXPECT_DOUBLE_EQ(cluster["execution"]["stage_run_us"].get<double>(), 150);
   EXPECT_DOUBLE_EQ(cluster["execution"]["cut_us"].get<double>(), 40);
+  EXPECT_DOUBLE_EQ(cluster["execution"]["cut_bytes_per_s"].get<double>(), 3e9);
 }
 
 TEST(HostClusterFlagTest, MistakesAreErrors) {

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cutEdges, fitTransfer } from '../calibrate_host.mjs';
+import { cutBytes, cutEdges, fitCutCosts, fitTransfer } from '../calibrate_host.mjs';
 import { REPO_ROOT } from '../lib.mjs';
 import { loadPlan } from '../../runner/plan.mjs';
 import { makeFixture, pythonMissing, tempDir, TESTDATA } from '../../runner/testing/helpers.mjs';
@@ -38,18 +38,39 @@ test('fitTransfer: latency of the smallest size, bytes/s from the slope; no slop
   assert.deepEqual([flat.latency_us, flat.bytes_per_s], [12, null]);
 });
 
+test('fitCutCosts: recovers a per-edge and a per-byte cost; neither goes negative', () => {
+  const cost = (edges, bytes) => ({ edges, bytes, extra_us: edges * 5 + bytes / 2e3 }); // 5 µs + 2 GB/s
+  const fit = fitCutCosts([cost(2, 800000), cost(27, 1e7), cost(61, 5.8e6), cost(3, 16384)]);
+  assert.ok(Math.abs(fit.cut_us - 5) < 1e-6, `${fit.cut_us}`);
+  assert.ok(Math.abs(fit.cut_bytes_per_s - 2e9) < 1, `${fit.cut_bytes_per_s}`);
+  // Time that falls with size: no size term, the per-edge cost alone.
+  const noSize = fitCutCosts([{ edges: 1, bytes: 1e6, extra_us: 100 }, { edges: 2, bytes: 1e3, extra_us: 200 }]);
+  assert.equal(noSize.cut_bytes_per_s, null);
+  assert.ok(Math.abs(noSize.cut_us - 100) < 1e-9);
+  // Pure size: no per-edge cost below 0.
+  const bytesOnly = fitCutCosts([{ edges: 10, bytes: 1e6, extra_us: 100 }, { edges: 1, bytes: 4e6, extra_us: 400 }]);
+  assert.ok(bytesOnly.cut_us >= 0);
+  assert.equal(fitCutCosts([]), null);
+});
+
 test('cutEdges counts (tensor, reading stage) pairs fed by another stage', { skip }, () => {
   // pipeline/: s1 reads r, t from s0; s2 reads y, s from s1.
   assert.equal(cutEdges(loadPlan(join(fx, 'pipeline'))), 4);
   // deploy/: s1 reads r; s2 reads t; s3 reads y and s.
   assert.equal(cutEdges(loadPlan(join(fx, 'deploy'))), 4);
+  // cutBytes sizes each of those edges from the reading stage's input metadata.
+  const plan = loadPlan(join(fx, 'pipeline'));
+  const meta = new Map(plan.stages.map((s) => [s.id, { inputs: s.inputs.map((name) => ({ name, type: 'float32', shape: [2, 3] })) }]));
+  assert.equal(cutBytes(plan, meta), 4 * 2 * 3 * 4);
+  meta.get(plan.stages[1].id).inputs[0].shape = ['batch', 3];
+  assert.equal(cutBytes(plan, meta), 3 * 2 * 3 * 4, 'an input of unknown size counts 0');
 });
 
 test('calibrate_host --quick writes every field the CLI reads, with sane values', { skip }, () => {
   const out = join(tempDir('calibrate-host'), 'host.json');
   const r = run([join(fx, 'model.onnx'), '-o', out, '--quick', '--algos', 'round-robin', '--microbatches', '4']);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /^stage run: [\d.]+ us {3}cut: [\d.]+ us per cut edge {3}2 threads: [\d.]+x$/m);
+  assert.match(r.stdout, /^stage run: [\d.]+ us {3}cut: [\d.]+ us per cut edge \+ ([\d.]+ GB\/s|no size dependence) {3}2 threads: [\d.]+x$/m);
   const c = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(c.version, 1);
   assert.ok(!Number.isNaN(Date.parse(c.measured_at)));
@@ -68,6 +89,7 @@ test('calibrate_host --quick writes every field the CLI reads, with sane values'
   assert.equal(m.model, 'model');
   assert.equal(m.splits[0].algo, 'round-robin');
   assert.ok(m.splits[0].stages >= 2 && m.splits[0].cut_edges >= 1, JSON.stringify(m.splits[0]));
+  assert.ok(m.splits[0].cut_bytes > 0, JSON.stringify(m.splits[0]));
 });
 
 test('bad arguments: one line, exit 2', { skip }, () => {
