@@ -167,13 +167,12 @@ std::vector<bool> ShapesThatLend(const ir::Graph& graph, const std::set<std::str
   return lends;
 }
 
-// Whether `name` is an initializer of `graph` (a weight, even when the
-// graph lists it among its inputs).
-bool IsInitializer(const onnx::GraphProto& graph, const std::string& name) {
-  for (const onnx::TensorProto& t : graph.initializer()) {
-    if (t.name() == name) return true;
-  }
-  return false;
+// The initializers of `graph` (weights, even those it lists among its
+// inputs).
+std::set<std::string> InitializerNames(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  for (const onnx::TensorProto& t : graph.initializer()) names.insert(t.name());
+  return names;
 }
 
 // A stage model's config: its inputs and outputs as ONNX Runtime sees them,
@@ -204,8 +203,9 @@ absl::StatusOr<triton::ModelConfig> StageConfig(const std::string& name, const p
     }
     return spec;
   };
+  const std::set<std::string> weights = InitializerNames(graph);
   for (const onnx::ValueInfoProto& input : graph.input()) {
-    if (IsInitializer(graph, input.name())) continue;
+    if (weights.contains(input.name())) continue;
     absl::StatusOr<TensorSpec> spec = spec_of(input);
     if (!spec.ok()) return spec.status();
     SetIo(input.name(), *spec, /*reshape_scalar=*/true, *config.add_input());
