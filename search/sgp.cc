@@ -70,6 +70,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -126,6 +127,10 @@ constexpr double kNodesNearLowerBound = 0.01;
 /// at most kPostPassUnitRuns / units (one run costs O(V log V)).
 constexpr int kMaxPostPassSimulations = 12;
 constexpr int64_t kPostPassUnitRuns = 16000;
+/// Step 4c: chunks per device of the interleaved candidates (1 is the
+/// contiguous split over every device, which step 2 may have passed over for
+/// fewer devices).
+constexpr int kChunksPerDevice[] = {1, 2, 4, 8};
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -138,6 +143,7 @@ struct Candidate {
   Placement placement;
   ScheduleEstimate estimate;
   double score_us = kInfinity;  // the estimate at the options' micro-batches
+  double simulated_us = -1;     // the simulator's step, when it judged the plan (< 0: not yet)
   int devices_used = 0;
   std::string strategy;
 };
@@ -175,6 +181,7 @@ class Sgp {
   std::optional<Candidate> ListScheduled();
   std::optional<Candidate> EarliestTaskFirst();
   std::optional<Candidate> BestListSchedule();
+  std::optional<Candidate> BestInterleaved();
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
@@ -501,6 +508,54 @@ std::optional<Candidate> Sgp::BestListSchedule() {
   return Better(*earliest, *ranked) ? earliest : ranked;
 }
 
+// Step 4c, with micro-batches only: interleaved (virtual) stages. M
+// micro-batches through S contiguous stages idle for the fill and drain, a
+// step of about (M + S - 1) / M times the balanced work; cut into v·D
+// balanced chunks, chunk i on device i mod D (Megatron-LM's interleaving),
+// a micro-batch leaves each device after 1/v of its share, so the idle part
+// shrinks about v-fold for v times the cuts. SGP's estimate (one
+// micro-batch's step, then the bottleneck per further one) cannot see that,
+// so the simulator judges each v; the fastest that fits is the candidate.
+// Each v costs a bisection and one simulation: graphs small enough for the
+// post-pass only.
+std::optional<Candidate> Sgp::BestInterleaved() {
+  constexpr int kCounts = static_cast<int>(std::size(kChunksPerDevice));
+  if (options_.microbatches <= 1 || num_devices_ < 2 || PostPassBudget() < kCounts + 2) {
+    return std::nullopt;
+  }
+  std::vector<int> devices = device_order_;
+  std::sort(devices.begin(), devices.end());  // neighbours in index order share islands
+  std::optional<Candidate> best;
+  std::vector<int> chunks;
+  for (const int v : kChunksPerDevice) {
+    if (static_cast<int64_t>(v) * num_devices_ > n_) break;
+    chunks.clear();
+    for (int round = 0; round < v; ++round)
+      chunks.insert(chunks.end(), devices.begin(), devices.end());
+    double bottleneck_us = 0;
+    std::optional<Segments> balanced = Balance(chunks, bottleneck_us);
+    if (!balanced) continue;
+    Refine(*balanced, bottleneck_us * (1 + kBalanceTolerance));
+    for (size_t j = 0; j < balanced->devices.size(); ++j) {
+      std::fill(scratch_device_.begin() + balanced->bounds[j],
+                scratch_device_.begin() + balanced->bounds[j + 1], balanced->devices[j]);
+    }
+    Placement plan{.device = scratch_device_};
+    const double step_us = SimulatedUs(plan);
+    if (step_us == kInfinity || (best && step_us >= best->simulated_us)) continue;
+    Candidate candidate;
+    candidate.placement = std::move(plan);
+    candidate.simulated_us = step_us;
+    candidate.score_us = step_us;
+    std::vector<uint8_t> used(num_devices_, 0);
+    for (int32_t d : candidate.placement.device) used[d] = 1;
+    candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+    candidate.strategy = v == 1 ? "segments" : "interleaved segments";
+    best = std::move(candidate);
+  }
+  return best;
+}
+
 // Step 5: the bound (unless it cannot vouch for any plan), else the
 // simulator. A device over capacity has its budget cut by the overflow (and
 // 1/64 of its memory) for the next attempt.
@@ -670,6 +725,16 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     result.simulations = simulations_;
     return result;
   };
+  // Step 4c: with micro-batches the interleaved candidate, already simulated
+  // (and so within memory), replaces the plan it beats in the simulator.
+  std::optional<Candidate> interleaved = BestInterleaved();
+  auto finish_best = [&](Candidate& chosen) {
+    if (interleaved) {
+      if (chosen.simulated_us < 0) chosen.simulated_us = SimulatedUs(chosen.placement);
+      if (interleaved->simulated_us < chosen.simulated_us) return finish(*interleaved);
+    }
+    return finish(chosen);
+  };
   // On wide graphs the list schedule comes first: when it is within
   // kNearLowerBound of the lower bound no segment plan can beat it by more.
   // A plan that overflows in the simulator has that device's budget cut by
@@ -682,7 +747,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     std::optional<Candidate> list;
     if (wide) list = BestListSchedule();
     if (list && list->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) {
-      if (FitsMemory(*list)) return finish(*list);
+      if (FitsMemory(*list)) return finish_best(*list);
       overflowed = true;
       overflowing = list->placement;
       list.reset();
@@ -696,17 +761,18 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     // graphs small enough for the post-pass).
     if (order.size() == 2 && PostPassBudget() >= 2 && FitsMemory(*order[0]) &&
         FitsMemory(*order[1])) {
-      if (SimulatedUs(order[1]->placement) < SimulatedUs(order[0]->placement)) {
-        std::swap(order[0], order[1]);
-      }
+      order[0]->simulated_us = SimulatedUs(order[0]->placement);
+      order[1]->simulated_us = SimulatedUs(order[1]->placement);
+      if (order[1]->simulated_us < order[0]->simulated_us) std::swap(order[0], order[1]);
     }
     for (Candidate* candidate : order) {
-      if (FitsMemory(*candidate)) return finish(*candidate);
+      if (FitsMemory(*candidate)) return finish_best(*candidate);
       overflowed = true;
       if (!overflowing) overflowing = candidate->placement;
     }
     if (!overflowed) break;  // no plan within the estimates: nothing to repair
   }
+  if (interleaved) return finish(*interleaved);  // the one plan that fitted
   absl::StatusOr<Placement> repaired =
       RepairOrGiveUp(graph_, cluster_, options_.microbatches, std::move(overflowing));
   if (!repaired.ok()) return repaired.status();
