@@ -32,6 +32,13 @@
 //     the better list schedule when the graph is small enough for the
 //     post-pass (step 6), else the estimates (each replayed in its planned
 //     order); then the estimates decide between it and the segments.
+//  4c. With micro-batches (M > 1), interleaved stages: the order cut into
+//     v·D balanced chunks, chunk i on device i mod D, for v in
+//     kChunksPerDevice, the chunks growing a little along the order (why:
+//     at BestInterleaved). Contiguous segments pay the pipeline's fill and
+//     drain, (M + D - 1) / M of the balanced work; interleaving cuts it
+//     about v-fold. Judged by the simulator (on the nodes when given), it
+//     replaces the plan of steps 2–6 when it is faster.
 //  5. Output: the device per unit and, as priority, the planned start times.
 //     The memory is checked: ProvablePeakBytes when it suffices (not even
 //     computed when the graph's tensors and parameters exceed the cluster's
@@ -61,11 +68,14 @@
 //     the fastest that fits is the result — unless the projection is already
 //     within kNodesNearLowerBound of the node graph's lower bound. Node
 //     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
-//     of the nodes at most.
+//     of the nodes at most. With micro-batches also step 4c's interleaved
+//     chunks cut from the node order (7b): units can be too coarse for many
+//     balanced chunks (GPT-2 small's 14).
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations.
+// simulations; with micro-batches, 20 simulations for step 4c and 20 for 7b
+// on graphs where that stays within kInterleavedUnitRuns.
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -127,10 +137,15 @@ constexpr double kNodesNearLowerBound = 0.01;
 /// at most kPostPassUnitRuns / units (one run costs O(V log V)).
 constexpr int kMaxPostPassSimulations = 12;
 constexpr int64_t kPostPassUnitRuns = 16000;
-/// Step 4c: chunks per device of the interleaved candidates (1 is the
+/// Steps 4c and 7b: chunks per device of the interleaved candidates (1 is the
 /// contiguous split over every device, which step 2 may have passed over for
-/// fewer devices).
+/// fewer devices) and how much the last chunk's cap exceeds the first's (the
+/// timing that decides collisions is too fine to predict: a few growths, the
+/// simulator picks). Each step runs only where its candidates × the judged
+/// graph's size (units or nodes) stay within kInterleavedUnitRuns.
 constexpr int kChunksPerDevice[] = {1, 2, 4, 8};
+constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
+constexpr int64_t kInterleavedUnitRuns = 100000;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -154,6 +169,66 @@ bool Better(const Candidate& a, const Candidate& b) {
   return a.score_us < b.score_us;
 }
 
+// Step 7b: the interleaved chunks of step 4c cut from the node order (units
+// can be too coarse to balance many chunks: GPT-2 small's 14), chunk i on
+// devices[i mod D], each cap `growth` · i / (chunks - 1) above the first;
+// bisection on the first cap. A locked unit's nodes follow its first node.
+// Memory is left to the simulator that judges the plan.
+Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
+                                const std::vector<int>& devices, int chunks_per_device,
+                                double growth) {
+  const CostGraph& nodes = *level.graph;
+  const uint32_t n = nodes.num_units();
+  const size_t num_chunks = devices.size() * chunks_per_device;
+  std::vector<std::vector<double>> prefix(nodes.num_device_kinds());
+  for (int d : devices) {
+    std::vector<double>& sums = prefix[cluster.device(d).kind];
+    if (!sums.empty()) continue;
+    sums.assign(static_cast<size_t>(n) + 1, 0);
+    for (uint32_t v = 0; v < n; ++v)
+      sums[v + 1] = sums[v] + nodes.compute_us(v, cluster.device(d).kind);
+  }
+  auto device_of_chunk = [&](size_t j) { return devices[j % devices.size()]; };
+  const double last = static_cast<double>(std::max<size_t>(1, num_chunks - 1));
+  std::vector<uint32_t> ends(num_chunks);
+  // Greedy maximal chunks under the caps; true when they cover every node.
+  auto fill = [&](double first_cap_us) {
+    uint32_t begin = 0;
+    for (size_t j = 0; j < num_chunks; ++j) {
+      const std::vector<double>& sums = prefix[cluster.device(device_of_chunk(j)).kind];
+      const double cap_us = first_cap_us * (1 + growth * static_cast<double>(j) / last);
+      const auto end = static_cast<uint32_t>(
+          std::upper_bound(sums.begin() + begin, sums.end(), sums[begin] + cap_us) - sums.begin() -
+          1);
+      ends[j] = std::max(begin, end);
+      begin = ends[j];
+    }
+    return begin == n;
+  };
+  double low = 0, high = 0;
+  for (int d : devices) high = std::max(high, prefix[cluster.device(d).kind][n]);
+  for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
+    const double mid = (low + high) / 2;
+    (fill(mid) ? high : low) = mid;
+  }
+  fill(high);
+  Placement plan;
+  plan.device.resize(n);
+  uint32_t begin = 0;
+  for (size_t j = 0; j < num_chunks; ++j) {
+    std::fill(plan.device.begin() + begin, plan.device.begin() + ends[j], device_of_chunk(j));
+    begin = ends[j];
+  }
+  std::vector<int32_t> unit_device(level.locked_units.size(), -1);
+  for (uint32_t v = 0; v < n; ++v) {
+    const uint32_t unit = (*level.unit_of_node)[v];
+    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
+    if (unit_device[unit] < 0) unit_device[unit] = plan.device[v];
+    plan.device[v] = unit_device[unit];
+  }
+  return plan;
+}
+
 class Sgp {
  public:
   Sgp(const CostGraph& graph, const Cluster& cluster, const SearchOptions& options)
@@ -173,8 +248,9 @@ class Sgp {
     const std::vector<double>& prefix = prefix_us_[cluster_.device(device).kind];
     return prefix[end] - prefix[begin];
   }
-  bool Fill(const std::vector<int>& devices, double max_us, Segments& segments);
-  std::optional<Segments> Balance(const std::vector<int>& devices, double& bottleneck_us);
+  bool Fill(const std::vector<int>& devices, double max_us, Segments& segments, double growth = 0);
+  std::optional<Segments> Balance(const std::vector<int>& devices, double& bottleneck_us,
+                                  double growth = 0);
   void Refine(Segments& segments, double max_us);
   bool Consider(const Segments& segments, std::optional<Candidate>& best);
   std::optional<Candidate> BestSegments();
@@ -182,6 +258,9 @@ class Sgp {
   std::optional<Candidate> EarliestTaskFirst();
   std::optional<Candidate> BestListSchedule();
   std::optional<Candidate> BestInterleaved();
+  bool NodesUsable() const;
+  int64_t JudgedSize() const;
+  double JudgedUs(const Placement& plan);
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
@@ -215,6 +294,7 @@ class Sgp {
   std::vector<int32_t> scratch_device_;
   ScheduleEstimator estimator_;
   std::optional<costmodel::Simulator> simulator_;
+  std::optional<costmodel::Simulator> node_simulator_;  // on SearchOptions::nodes
   int simulations_ = 0;
   std::vector<uint32_t> replay_order_;
 };
@@ -305,16 +385,19 @@ const std::vector<uint32_t>& Sgp::EndsOn(int device) {
 
 // Step 2, one probe: greedy maximal segments of at most `max_us` each.
 // Segments past the last unit are empty. False when the units do not fit.
-bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segments) {
+bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segments, double growth) {
   segments.devices = devices;
   segments.bounds.assign(1, 0);
   uint32_t begin = 0;
-  for (int d : devices) {
+  const double last = static_cast<double>(std::max<size_t>(1, devices.size() - 1));
+  for (size_t j = 0; j < devices.size(); ++j) {
+    const int d = devices[j];
     uint32_t end = begin;
     if (begin < n_) {
       const std::vector<double>& prefix = prefix_us_[cluster_.device(d).kind];
+      const double cap_us = max_us * (1 + growth * static_cast<double>(j) / last);
       const auto by_time = static_cast<uint32_t>(
-          std::upper_bound(prefix.begin() + begin + 1, prefix.end(), prefix[begin] + max_us) -
+          std::upper_bound(prefix.begin() + begin + 1, prefix.end(), prefix[begin] + cap_us) -
           prefix.begin() - 1);
       end = std::min(EndsOn(d)[begin], by_time);
       if (end == begin) return false;
@@ -327,20 +410,21 @@ bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segment
 
 // Step 2: the least bottleneck over `devices` (bisection), empty segments
 // dropped. Empty when the units do not fit these devices at all.
-std::optional<Segments> Sgp::Balance(const std::vector<int>& devices, double& bottleneck_us) {
+std::optional<Segments> Sgp::Balance(const std::vector<int>& devices, double& bottleneck_us,
+                                     double growth) {
   Segments segments;
   if (!Fill(devices, kInfinity, segments)) return std::nullopt;
   double low = 0, high = 0;
   for (int d : devices) high = std::max(high, SegmentUs(d, 0, n_));
   for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
     const double mid = (low + high) / 2;
-    if (Fill(devices, mid, segments)) {
+    if (Fill(devices, mid, segments, growth)) {
       high = mid;
     } else {
       low = mid;
     }
   }
-  Fill(devices, high, segments);
+  Fill(devices, high, segments, growth);
   Segments kept;
   kept.bounds.push_back(0);
   bottleneck_us = 0;
@@ -513,47 +597,80 @@ std::optional<Candidate> Sgp::BestListSchedule() {
 // step of about (M + S - 1) / M times the balanced work; cut into v·D
 // balanced chunks, chunk i on device i mod D (Megatron-LM's interleaving),
 // a micro-batch leaves each device after 1/v of its share, so the idle part
-// shrinks about v-fold for v times the cuts. SGP's estimate (one
-// micro-batch's step, then the bottleneck per further one) cannot see that,
-// so the simulator judges each v; the fastest that fits is the candidate.
-// Each v costs a bisection and one simulation: graphs small enough for the
-// post-pass only.
+// shrinks about v-fold for v times the cuts.
+//
+// The simulator runs the earliest micro-batch first (Note [Micro-batches] in
+// costmodel/simulator.h). With M ≥ D that is tight: micro-batch 0 comes back
+// to a device just as micro-batch M - 1 leaves it, and when a short chunk lets
+// it come back early it takes the device, the last micro-batch falls behind
+// and then waits behind every earlier one on every later device. Chunks that
+// grow along the order (each cap `growth` · i / (v·D - 1) above the first)
+// keep the earlier micro-batches late enough; the growth costs the last
+// micro-batch's trail (M - 1 chunks) a little.
+//
+// SGP's estimate (one micro-batch's step, then the bottleneck per further
+// one) sees none of this, so the simulator judges each candidate — on the
+// nodes when it has them, since that is where the plan is judged and the
+// timing there decides who collides — and the fastest that fits wins.
 std::optional<Candidate> Sgp::BestInterleaved() {
-  constexpr int kCounts = static_cast<int>(std::size(kChunksPerDevice));
-  if (options_.microbatches <= 1 || num_devices_ < 2 || PostPassBudget() < kCounts + 2) {
-    return std::nullopt;
-  }
+  if (options_.microbatches <= 1 || num_devices_ < 2) return std::nullopt;
+  const int64_t runs = static_cast<int64_t>(std::size(kChunkGrowth) * std::size(kChunksPerDevice));
+  if ((runs + 1) * JudgedSize() > kInterleavedUnitRuns) return std::nullopt;
   std::vector<int> devices = device_order_;
   std::sort(devices.begin(), devices.end());  // neighbours in index order share islands
   std::optional<Candidate> best;
   std::vector<int> chunks;
-  for (const int v : kChunksPerDevice) {
-    if (static_cast<int64_t>(v) * num_devices_ > n_) break;
-    chunks.clear();
-    for (int round = 0; round < v; ++round)
-      chunks.insert(chunks.end(), devices.begin(), devices.end());
-    double bottleneck_us = 0;
-    std::optional<Segments> balanced = Balance(chunks, bottleneck_us);
-    if (!balanced) continue;
-    Refine(*balanced, bottleneck_us * (1 + kBalanceTolerance));
-    for (size_t j = 0; j < balanced->devices.size(); ++j) {
-      std::fill(scratch_device_.begin() + balanced->bounds[j],
-                scratch_device_.begin() + balanced->bounds[j + 1], balanced->devices[j]);
+  for (const double growth : kChunkGrowth) {
+    for (const int v : kChunksPerDevice) {
+      if (static_cast<int64_t>(v) * num_devices_ > n_) break;
+      chunks.clear();
+      for (int round = 0; round < v; ++round) {
+        chunks.insert(chunks.end(), devices.begin(), devices.end());
+      }
+      double bottleneck_us = 0;
+      std::optional<Segments> balanced = Balance(chunks, bottleneck_us, growth);
+      if (!balanced) continue;
+      // Cheaper cuts, where moving them keeps the chunks balanced.
+      if (growth == 0) Refine(*balanced, bottleneck_us * (1 + kBalanceTolerance));
+      for (size_t j = 0; j < balanced->devices.size(); ++j) {
+        std::fill(scratch_device_.begin() + balanced->bounds[j],
+                  scratch_device_.begin() + balanced->bounds[j + 1], balanced->devices[j]);
+      }
+      Placement plan{.device = scratch_device_};
+      const double step_us = JudgedUs(plan);
+      if (step_us == kInfinity || (best && step_us >= best->simulated_us)) continue;
+      Candidate candidate;
+      candidate.placement = std::move(plan);
+      candidate.simulated_us = step_us;
+      candidate.score_us = step_us;
+      std::vector<uint8_t> used(num_devices_, 0);
+      for (int32_t d : candidate.placement.device) used[d] = 1;
+      candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+      candidate.strategy = "interleaved segments";
+      best = std::move(candidate);
     }
-    Placement plan{.device = scratch_device_};
-    const double step_us = SimulatedUs(plan);
-    if (step_us == kInfinity || (best && step_us >= best->simulated_us)) continue;
-    Candidate candidate;
-    candidate.placement = std::move(plan);
-    candidate.simulated_us = step_us;
-    candidate.score_us = step_us;
-    std::vector<uint8_t> used(num_devices_, 0);
-    for (int32_t d : candidate.placement.device) used[d] = 1;
-    candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
-    candidate.strategy = v == 1 ? "segments" : "interleaved segments";
-    best = std::move(candidate);
   }
   return best;
+}
+
+// Step 4c's referee: the node graph's simulator when step 7 can use the nodes,
+// else the units'.
+bool Sgp::NodesUsable() const {
+  const NodeLevel& level = options_.nodes;
+  return level.graph != nullptr && level.unit_of_node != nullptr && num_devices_ >= 2 &&
+         level.graph->num_units() > n_ && level.graph->num_units() <= kMaxNodesBelowUnits &&
+         level.unit_of_node->size() == level.graph->num_units();
+}
+
+int64_t Sgp::JudgedSize() const { return NodesUsable() ? options_.nodes.graph->num_units() : n_; }
+
+double Sgp::JudgedUs(const Placement& plan) {
+  if (!NodesUsable()) return SimulatedUs(plan);
+  if (!node_simulator_) node_simulator_.emplace(*options_.nodes.graph, cluster_);
+  ++simulations_;
+  const costmodel::SimulationResult& result = node_simulator_->Run(
+      ProjectToNodes(options_.nodes, plan), {.microbatches = options_.microbatches});
+  return result.memory_overflow ? kInfinity : result.step_time_us;
 }
 
 // Step 5: the bound (unless it cannot vouch for any plan), else the
@@ -705,6 +822,26 @@ void Sgp::BelowUnits(SgpResult& result) {
     result.strategy =
         with_favourites ? "favourite-child ETF on nodes" : "earliest task first on nodes";
   }
+  // Step 7b, with micro-batches: interleaved chunks of the nodes.
+  const int64_t runs = static_cast<int64_t>(std::size(kChunkGrowth) * std::size(kChunksPerDevice));
+  if (options_.microbatches <= 1 || runs * num_nodes > kInterleavedUnitRuns) return;
+  std::vector<int> devices = device_order_;
+  std::sort(devices.begin(), devices.end());
+  for (const double growth : kChunkGrowth) {
+    for (const int v : kChunksPerDevice) {
+      if (static_cast<int64_t>(v) * num_devices_ > num_nodes) break;
+      Placement plan = InterleavedNodeChunks(level, cluster_, devices, v, growth);
+      ++simulations_;
+      const costmodel::SimulationResult& theirs = simulator.Run(plan, sim_options);
+      if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
+      best_us = theirs.step_time_us;
+      std::vector<uint8_t> used(num_devices_, 0);
+      for (int32_t d : plan.device) used[d] = 1;
+      result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+      result.node_placement = std::move(plan);
+      result.strategy = "interleaved segments of nodes";
+    }
+  }
 }
 
 absl::StatusOr<SgpResult> Sgp::Run() {
@@ -716,7 +853,11 @@ absl::StatusOr<SgpResult> Sgp::Run() {
   ComputeCosts();
 
   auto finish = [&](Candidate& chosen) {
-    result.post_pass_moves = PostPass(chosen.placement);
+    // The interleaved plan was judged as it is; the post-pass's moves toward
+    // balance would undo its growing chunks.
+    if (chosen.strategy != "interleaved segments") {
+      result.post_pass_moves = PostPass(chosen.placement);
+    }
     result.placement = std::move(chosen.placement);
     result.strategy = chosen.strategy;
     result.devices_used = chosen.devices_used;
@@ -730,8 +871,9 @@ absl::StatusOr<SgpResult> Sgp::Run() {
   std::optional<Candidate> interleaved = BestInterleaved();
   auto finish_best = [&](Candidate& chosen) {
     if (interleaved) {
-      if (chosen.simulated_us < 0) chosen.simulated_us = SimulatedUs(chosen.placement);
-      if (interleaved->simulated_us < chosen.simulated_us) return finish(*interleaved);
+      const double chosen_us = NodesUsable() || chosen.simulated_us < 0 ? JudgedUs(chosen.placement)
+                                                                        : chosen.simulated_us;
+      if (interleaved->simulated_us < chosen_us) return finish(*interleaved);
     }
     return finish(chosen);
   };
