@@ -74,7 +74,7 @@
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, 20 simulations for step 4c and 20 for 7b
+// simulations; with micro-batches, 30 simulations for step 4c and 30 for 7b
 // on graphs where that stays within kInterleavedUnitRuns.
 #include "search/sgp.h"
 
@@ -143,7 +143,7 @@ constexpr int64_t kPostPassUnitRuns = 16000;
 /// timing that decides collisions is too fine to predict: a few growths, the
 /// simulator picks). Each step runs only where its candidates × the judged
 /// graph's size (units or nodes) stay within kInterleavedUnitRuns.
-constexpr int kChunksPerDevice[] = {1, 2, 4, 8};
+constexpr int kChunksPerDevice[] = {1, 2, 3, 4, 6, 8};
 constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
 constexpr int64_t kInterleavedUnitRuns = 100000;
 

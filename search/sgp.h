@@ -11,9 +11,9 @@
 // dozen runs at most). Given the node graph below the units, SGP also
 // schedules the nodes themselves and keeps that plan when it simulates
 // faster. With micro-batches SGP also tries interleaved stages (chunk i of
-// the order on device i mod D, on the units and on the nodes), which halve
-// and quarter the pipeline's fill and drain; the simulator judges them. The
-// steps are numbered in sgp.cc.
+// the order on device i mod D, on the units and on the nodes), which shrink
+// the pipeline's fill and drain; the simulator judges them. The steps are
+// numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
 // (it is checked: by ProvablePeakBytes when that suffices, else by one
