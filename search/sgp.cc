@@ -146,6 +146,8 @@ constexpr int64_t kPostPassUnitRuns = 16000;
 constexpr int kChunksPerDevice[] = {1, 2, 3, 4, 6, 8};
 constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
 constexpr int64_t kInterleavedUnitRuns = 100000;
+/// Step 7c: boundary moves tried on the best node plan with micro-batches.
+constexpr int kMaxBoundarySweepSimulations = 40;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -264,6 +266,7 @@ class Sgp {
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
+  void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
   int PostPassBudget() const;
   double SimulatedUs(const Placement& plan);
 
@@ -842,6 +845,70 @@ void Sgp::BelowUnits(SgpResult& result) {
       result.strategy = "interleaved segments of nodes";
     }
   }
+  SweepNodeBoundaries(simulator, best_us, result);
+}
+
+// Step 7c, with micro-batches: where a pipeline's micro-batches collide
+// depends on timing the chunking cannot foresee, so one sweep along the node
+// order over the best node plan's boundaries (where the device changes): the
+// left run's last quarter moves right, else the right run's first quarter
+// moves left; a move stays when the simulated step shrinks and memory fits.
+// At most kMaxBoundarySweepSimulations runs, and kInterleavedUnitRuns node
+// runs in all.
+void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result) {
+  const NodeLevel& level = options_.nodes;
+  const uint32_t num_nodes = level.graph->num_units();
+  const int budget = static_cast<int>(std::min<int64_t>(
+      kMaxBoundarySweepSimulations, kInterleavedUnitRuns / std::max<uint32_t>(1, num_nodes)));
+  if (options_.microbatches <= 1 || budget < 1) return;
+  Placement plan = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
+                                                        : result.node_placement;
+  std::vector<uint32_t> boundaries;
+  for (uint32_t v = 1; v < num_nodes; ++v) {
+    if (plan.device[v] != plan.device[v - 1]) boundaries.push_back(v);
+  }
+  // Locked units' nodes stay together: a move never splits one.
+  auto splits_locked = [&](uint32_t begin, uint32_t end) {
+    const std::vector<uint32_t>& unit_of = *level.unit_of_node;
+    auto locked = [&](uint32_t v) {
+      const uint32_t unit = unit_of[v];
+      return unit < level.locked_units.size() && level.locked_units[unit] != 0;
+    };
+    return (begin > 0 && locked(begin) && unit_of[begin - 1] == unit_of[begin]) ||
+           (end < num_nodes && locked(end) && unit_of[end - 1] == unit_of[end]);
+  };
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  int simulations = 0, kept = 0;
+  for (const uint32_t b : boundaries) {
+    const int32_t left = plan.device[b - 1], right = plan.device[b];
+    if (left == right) continue;  // an earlier move closed it
+    uint32_t run_begin = b, run_end = b;
+    while (run_begin > 0 && plan.device[run_begin - 1] == left) --run_begin;
+    while (run_end < num_nodes && plan.device[run_end] == right) ++run_end;
+    for (const bool left_shrinks : {true, false}) {
+      if (simulations >= budget) break;
+      const uint32_t k = std::max<uint32_t>(1, (left_shrinks ? b - run_begin : run_end - b) / 4);
+      const uint32_t begin = left_shrinks ? b - k : b, end = left_shrinks ? b : b + k;
+      if (splits_locked(begin, end)) continue;
+      const int32_t from = left_shrinks ? left : right, to = left_shrinks ? right : left;
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
+      ++simulations;
+      ++simulations_;
+      const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
+      if (!moved.memory_overflow && moved.step_time_us < best_us * (1 - 1e-9)) {
+        best_us = moved.step_time_us;
+        ++kept;
+        break;
+      }
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, from);
+    }
+  }
+  if (kept == 0) return;
+  std::vector<uint8_t> used(num_devices_, 0);
+  for (int32_t d : plan.device) used[d] = 1;
+  result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  result.node_placement = std::move(plan);
+  result.strategy += ", boundaries moved on nodes";
 }
 
 absl::StatusOr<SgpResult> Sgp::Run() {
