@@ -69,13 +69,15 @@
 //     within kNodesNearLowerBound of the node graph's lower bound. Node
 //     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
 //     of the nodes at most. With micro-batches also step 4c's interleaved
-//     chunks cut from the node order (7b): units can be too coarse for many
-//     balanced chunks (GPT-2 small's 14).
+//     chunks cut from the node order and from the nodes by earliest start
+//     (7b: units can be too coarse for many balanced chunks, GPT-2 small's
+//     14), then one sweep of boundary moves over the best node plan (7c),
+//     each judged by the node-level simulation.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, 30 simulations for step 4c and 30 for 7b
-// on graphs where that stays within kInterleavedUnitRuns.
+// simulations; with micro-batches, 30 simulations for step 4c and 60 for 7b
+// on graphs where that stays within kInterleavedUnitRuns, and step 7c's 40.
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -171,14 +173,14 @@ bool Better(const Candidate& a, const Candidate& b) {
   return a.score_us < b.score_us;
 }
 
-// Step 7b: the interleaved chunks of step 4c cut from the node order (units
-// can be too coarse to balance many chunks: GPT-2 small's 14), chunk i on
-// devices[i mod D], each cap `growth` · i / (chunks - 1) above the first;
-// bisection on the first cap. A locked unit's nodes follow its first node.
-// Memory is left to the simulator that judges the plan.
+// Step 7b: the interleaved chunks of step 4c cut from `order`, a topological
+// order of the nodes (units can be too coarse to balance many chunks: GPT-2
+// small's 14), chunk i on devices[i mod D], each cap `growth` · i / (chunks -
+// 1) above the first; bisection on the first cap. A locked unit's nodes follow
+// its first node. Memory is left to the simulator that judges the plan.
 Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
                                 const std::vector<int>& devices, int chunks_per_device,
-                                double growth) {
+                                double growth, absl::Span<const uint32_t> order) {
   const CostGraph& nodes = *level.graph;
   const uint32_t n = nodes.num_units();
   const size_t num_chunks = devices.size() * chunks_per_device;
@@ -187,8 +189,9 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
     std::vector<double>& sums = prefix[cluster.device(d).kind];
     if (!sums.empty()) continue;
     sums.assign(static_cast<size_t>(n) + 1, 0);
-    for (uint32_t v = 0; v < n; ++v)
-      sums[v + 1] = sums[v] + nodes.compute_us(v, cluster.device(d).kind);
+    for (uint32_t p = 0; p < n; ++p) {
+      sums[p + 1] = sums[p] + nodes.compute_us(order[p], cluster.device(d).kind);
+    }
   }
   auto device_of_chunk = [&](size_t j) { return devices[j % devices.size()]; };
   const double last = static_cast<double>(std::max<size_t>(1, num_chunks - 1));
@@ -218,7 +221,7 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
   plan.device.resize(n);
   uint32_t begin = 0;
   for (size_t j = 0; j < num_chunks; ++j) {
-    std::fill(plan.device.begin() + begin, plan.device.begin() + ends[j], device_of_chunk(j));
+    for (uint32_t p = begin; p < ends[j]; ++p) plan.device[order[p]] = device_of_chunk(j);
     begin = ends[j];
   }
   std::vector<int32_t> unit_device(level.locked_units.size(), -1);
@@ -825,24 +828,47 @@ void Sgp::BelowUnits(SgpResult& result) {
     result.strategy =
         with_favourites ? "favourite-child ETF on nodes" : "earliest task first on nodes";
   }
-  // Step 7b, with micro-batches: interleaved chunks of the nodes.
-  const int64_t runs = static_cast<int64_t>(std::size(kChunkGrowth) * std::size(kChunksPerDevice));
+  // Step 7b, with micro-batches: interleaved chunks of the nodes, in their
+  // own order and by earliest start (the longest path to each node, on the
+  // fastest kind): where branches run side by side the node order lists one
+  // after the other, so a micro-batch reaches a chunk before the chunk's
+  // predecessor in the order is done and collides with the ones behind it;
+  // by earliest start chunk i holds what micro-batch 0 runs i-th.
+  const int64_t runs =
+      static_cast<int64_t>(2 * std::size(kChunkGrowth) * std::size(kChunksPerDevice));
   if (options_.microbatches <= 1 || runs * num_nodes > kInterleavedUnitRuns) return;
   std::vector<int> devices = device_order_;
   std::sort(devices.begin(), devices.end());
-  for (const double growth : kChunkGrowth) {
-    for (const int v : kChunksPerDevice) {
-      if (static_cast<int64_t>(v) * num_devices_ > num_nodes) break;
-      Placement plan = InterleavedNodeChunks(level, cluster_, devices, v, growth);
-      ++simulations_;
-      const costmodel::SimulationResult& theirs = simulator.Run(plan, sim_options);
-      if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
-      best_us = theirs.step_time_us;
-      std::vector<uint8_t> used(num_devices_, 0);
-      for (int32_t d : plan.device) used[d] = 1;
-      result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
-      result.node_placement = std::move(plan);
-      result.strategy = "interleaved segments of nodes";
+  std::vector<uint32_t> node_order(num_nodes);
+  std::iota(node_order.begin(), node_order.end(), 0);
+  std::vector<double> earliest_start_us(num_nodes, 0);
+  const int fastest_kind = cluster_.device(device_order_[0]).kind;
+  for (uint32_t v = 0; v < num_nodes; ++v) {
+    for (uint32_t e : nodes.in_edges(v)) {
+      const uint32_t u = nodes.edge_src(e);
+      earliest_start_us[v] =
+          std::max(earliest_start_us[v], earliest_start_us[u] + nodes.compute_us(u, fastest_kind));
+    }
+  }
+  std::vector<uint32_t> by_start = node_order;
+  std::stable_sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
+    return earliest_start_us[a] < earliest_start_us[b];
+  });
+  for (const std::vector<uint32_t>* order : {&node_order, &by_start}) {
+    for (const double growth : kChunkGrowth) {
+      for (const int v : kChunksPerDevice) {
+        if (static_cast<int64_t>(v) * num_devices_ > num_nodes) break;
+        Placement plan = InterleavedNodeChunks(level, cluster_, devices, v, growth, *order);
+        ++simulations_;
+        const costmodel::SimulationResult& theirs = simulator.Run(plan, sim_options);
+        if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
+        best_us = theirs.step_time_us;
+        std::vector<uint8_t> used(num_devices_, 0);
+        for (int32_t d : plan.device) used[d] = 1;
+        result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+        result.node_placement = std::move(plan);
+        result.strategy = "interleaved segments of nodes";
+      }
     }
   }
   SweepNodeBoundaries(simulator, best_us, result);
