@@ -1,33 +1,22 @@
 #include "pipeline/split.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "passes/validate_deployment.h"
+#include "search/feasibility.h"
 
 namespace autopar::pipeline {
 namespace {
-
-std::string Bytes(int64_t bytes) {
-  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? absl::StrCat(bytes, " B") : absl::StrFormat("%.1f %s", value, kUnits[unit]);
-}
 
 // The first device over its memory, as an error.
 absl::Status OverflowError(const costmodel::Cluster& cluster,
                            const costmodel::SimulationResult& sim, const std::string& algorithm) {
   for (int d = 0; d < cluster.num_devices(); ++d) {
     if (sim.devices[d].peak_memory_bytes > cluster.device(d).memory_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the ", algorithm, " placement needs ",
-                       Bytes(sim.devices[d].peak_memory_bytes), " on device ", d, " (",
-                       cluster.device(d).name, ", ", Bytes(cluster.device(d).memory_bytes),
-                       "); use more devices or devices with more memory"));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the ", algorithm, " placement needs ",
+          search::FormatBytes(sim.devices[d].peak_memory_bytes), " on device ", d, " (",
+          cluster.device(d).name, ", ", search::FormatBytes(cluster.device(d).memory_bytes),
+          "); use more devices or devices with more memory"));
     }
   }
   return absl::OkStatus();

@@ -362,8 +362,9 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
                           kAllThreadsName, all->threads,
                           all->beats_every_split ? "; it beats every split" : "");
   }
-  absl::StrAppendFormat(&text, "node times: %s; %d micro-batch(es) per step\n",
-                        CostSourceText(problem.cost_source), microbatches);
+  absl::StrAppendFormat(&text, "node times: %s; %d %s per step\n",
+                        CostSourceText(problem.cost_source), microbatches,
+                        microbatches == 1 ? "micro-batch" : "micro-batches");
   if (!notes.empty()) absl::StrAppend(&text, "no plan:\n");
   for (const auto& [algorithms, error] : notes)
     absl::StrAppend(&text, "  ", algorithms, ": ", error, "\n");
