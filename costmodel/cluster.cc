@@ -84,7 +84,7 @@ absl::Status ReadMatrix(const Json& json, const std::string& field, int n, bool 
 }
 
 // "execution": {"whole_stages": bool, "stage_run_us": µs, "cut_us": µs,
-// "cut_bytes_per_s": B/s}, every field optional.
+// "cut_bytes_per_s": B/s, "hop_us": µs, "hop_busy_us": µs}, every field optional.
 absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
   if (!json.is_object()) return FieldError("execution", "must be an object");
   ExecutionModel execution;
@@ -98,10 +98,13 @@ absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
     double* number = key == "stage_run_us"      ? &execution.stage_run_us
                      : key == "cut_us"          ? &execution.cut_us
                      : key == "cut_bytes_per_s" ? &execution.cut_bytes_per_s
+                     : key == "hop_us"          ? &execution.hop_us
+                     : key == "hop_busy_us"     ? &execution.hop_busy_us
                                                 : nullptr;
     if (number == nullptr) {
       return FieldError(field,
-                        "is not a field (whole_stages, stage_run_us, cut_us, cut_bytes_per_s)");
+                        "is not a field (whole_stages, stage_run_us, cut_us, cut_bytes_per_s, "
+                        "hop_us, hop_busy_us)");
     }
     absl::StatusOr<double> value_or = NonNegativeNumber(value, field);
     if (!value_or.ok()) return value_or.status();
@@ -320,7 +323,9 @@ nlohmann::ordered_json ClusterToJson(const Cluster& cluster) {
     json["execution"] = {{"whole_stages", cluster.execution.whole_stages},
                          {"stage_run_us", cluster.execution.stage_run_us},
                          {"cut_us", cluster.execution.cut_us},
-                         {"cut_bytes_per_s", cluster.execution.cut_bytes_per_s}};
+                         {"cut_bytes_per_s", cluster.execution.cut_bytes_per_s},
+                         {"hop_us", cluster.execution.hop_us},
+                         {"hop_busy_us", cluster.execution.hop_busy_us}};
   }
   return json;
 }

@@ -43,6 +43,15 @@ struct ExecutionModel {
   /// rate; half of each cut edge's bytes / rate is charged to the producing
   /// stage, half to the reading one. 0: no such cost. Only with whole_stages.
   double cut_bytes_per_s = 0;
+  /// A hand-over between devices as the runner does it: a stage's outputs
+  /// for one micro-batch posted to another device's worker, which wakes up
+  /// and schedules the reader. Each tensor arrives hop_us after its bytes
+  /// have crossed the link (in place of the link's latency, and without
+  /// holding the link), and the reading stage's device is busy hop_busy_us
+  /// per other-device stage it reads from. Only with whole_stages; hop_us 0
+  /// keeps the link's latency.
+  double hop_us = 0;
+  double hop_busy_us = 0;
 
   bool operator==(const ExecutionModel&) const = default;
 };

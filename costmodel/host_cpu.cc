@@ -57,6 +57,8 @@ HostCalibration DefaultHostCalibration() {
                          .stage_run_us = 15,
                          .cut_us = 5,
                          .cut_bytes_per_s = 2e9,
+                         .hop_us = 45,
+                         .hop_busy_us = 60,
                          .thread_speedup = {{1, 1.0}, {2, 1.7}}};
 }
 
@@ -83,6 +85,14 @@ absl::StatusOr<HostCalibration> HostCalibrationFromJson(const nlohmann::json& js
     return s;
   if (absl::Status s =
           ReadNumber(json, "cut_us", source, "cut_us", /*zero_ok=*/true, calibration.cut_us);
+      !s.ok())
+    return s;
+  if (absl::Status s =
+          ReadNumber(json, "hop_us", source, "hop_us", /*zero_ok=*/true, calibration.hop_us);
+      !s.ok())
+    return s;
+  if (absl::Status s = ReadNumber(json, "hop_busy_us", source, "hop_busy_us",
+                                  /*zero_ok=*/true, calibration.hop_busy_us);
       !s.ok())
     return s;
   if (absl::Status s = ReadNumber(json, "cut_bytes_per_s", source, "cut_bytes_per_s",
@@ -141,7 +151,9 @@ Cluster MakeHostCpuCluster(int devices, int threads_per_device,
   cluster.execution = ExecutionModel{.whole_stages = true,
                                      .stage_run_us = calibration.stage_run_us,
                                      .cut_us = calibration.cut_us,
-                                     .cut_bytes_per_s = calibration.cut_bytes_per_s};
+                                     .cut_bytes_per_s = calibration.cut_bytes_per_s,
+                                     .hop_us = calibration.hop_us,
+                                     .hop_busy_us = calibration.hop_busy_us};
   cluster.host =
       HostThreads{.devices = devices,
                   .threads_per_device = threads_per_device,

@@ -7,7 +7,7 @@
 //
 //   { "version": 1, "measured_at": "...", "load_avg_1m": 0.4, "cpu_share": 0.98,
 //     "transfer": { "latency_us": 120.0, "bytes_per_s": 3.3e8 },
-//     "stage_run_us": 150.0,
+//     "stage_run_us": 150.0, "hop_us": 50.0, "hop_busy_us": 60.0,
 //     "cut_us": 5.0, "cut_bytes_per_s": 2.0e9,
 //     "thread_speedup": { "1": 1.0, "2": 1.7 } }
 //
@@ -36,6 +36,11 @@ struct HostCalibration {
   double stage_run_us = 0;
   double cut_us = 0;
   double cut_bytes_per_s = 0;
+  /// ExecutionModel::hop_us and hop_busy_us: a hand-over between devices
+  /// measured through the runner (chains of tiny stages alternating between
+  /// two devices), which costs far more than between bare worker threads.
+  double hop_us = 0;
+  double hop_busy_us = 0;
   /// Unsplit model: speed-up with T intra-op threads over one thread.
   std::map<int, double> thread_speedup;
 
@@ -53,7 +58,10 @@ struct HostCalibration {
 /// copies out of one session and into the next, and the layout changes ONNX
 /// Runtime makes around them: 0.4–1.6 ms per MB cut was measured on four
 /// models, 8–630 µs per edge, so a per-edge constant alone cannot describe
-/// both a transformer and a CNN), and two threads 1.7× one
+/// both a transformer and a CNN), a hand-over between devices through the
+/// runner of 45 µs waiting plus 60 µs of the receiving device's time (chains
+/// of tiny stages alternating between two devices: 90–120 µs a hop in all),
+/// and two threads 1.7× one
 /// thread (the middle of 1.53–1.92× measured for the unsplit exported models
 /// on an idle host), more threads gaining 0.7 each.
 HostCalibration DefaultHostCalibration();

@@ -163,8 +163,13 @@ void Simulator::SendCopies(uint32_t m, uint32_t t, double now) {
     Allocate(dst, bytes);  // the receive buffer
     double& link_free = link_free_us_[static_cast<size_t>(device) * cluster_.num_devices() + dst];
     const double start = std::max(now, link_free);
-    const double end = start + cluster_.TransferUs(device, dst, bytes);
+    double end = start + cluster_.TransferUs(device, dst, bytes);
     link_free = end;
+    if (hop_us_ > 0) {
+      // The runner's hand-over: the link carries the bytes, the hop is latency.
+      link_free -= cluster_.latency_us(device, dst);
+      end = link_free + hop_us_;
+    }
     result_.link_bytes[static_cast<size_t>(device) * cluster_.num_devices() + dst] += bytes;
     result_.comm_bytes += bytes;
     ++result_.transfers;
@@ -188,7 +193,8 @@ void Simulator::BeginStage(uint32_t stage_instance, double now) {
   const uint32_t s = stage_instance % num_stages_;
   const int device = stage_device_[s];
   const ExecutionModel& execution = cluster_.execution;
-  double fixed_us = execution.stage_run_us + execution.cut_us * stage_inputs_[s];
+  double fixed_us = execution.stage_run_us + execution.cut_us * stage_inputs_[s] +
+                    execution.hop_busy_us * stage_hops_in_[s];
   if (execution.cut_bytes_per_s > 0)
     fixed_us += stage_cut_bytes_[s] / execution.cut_bytes_per_s * 1e6;
   running_stage_[device] = stage_instance;
@@ -315,6 +321,7 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
   }
 
   whole_stages_ = cluster_.execution.whole_stages;
+  hop_us_ = whole_stages_ ? cluster_.execution.hop_us : 0;
   stage_of_.clear();
   num_stages_ = 0;
   if (whole_stages_) PrepareStages();
@@ -412,6 +419,8 @@ void Simulator::PrepareStages() {
   //    tensor it reads from another stage (once, however many readers).
   stage_inputs_.assign(num_stages_, 0);
   stage_cut_bytes_.assign(num_stages_, 0);
+  stage_hops_in_.assign(num_stages_, 0);
+  hop_pairs_.clear();
   stage_mark_.assign(num_stages_, 0);
   mark_epoch_ = 0;
   for (uint32_t u = 0; u < n; ++u) {
@@ -428,11 +437,16 @@ void Simulator::PrepareStages() {
       stage_mark_[s] = mark_epoch_;
       ++stage_inputs_[s];
       if (is_constant_[graph_.tensor_producer(t)]) continue;
+      if (stage_device_[s] != stage_device_[producer_stage])
+        hop_pairs_.push_back(static_cast<uint64_t>(s) << 32 | producer_stage);
       const double half_bytes = 0.5 * static_cast<double>(graph_.tensor_bytes(t));
       stage_cut_bytes_[s] += half_bytes;
       stage_cut_bytes_[producer_stage] += half_bytes;
     }
   }
+  std::sort(hop_pairs_.begin(), hop_pairs_.end());
+  hop_pairs_.erase(std::unique(hop_pairs_.begin(), hop_pairs_.end()), hop_pairs_.end());
+  for (uint64_t pair : hop_pairs_) ++stage_hops_in_[pair >> 32];
   stage_pending_.resize(static_cast<size_t>(num_stages_) * mb);
   stage_units_left_.resize(static_cast<size_t>(num_stages_) * mb);
   for (uint32_t m = 0; m < mb; ++m) {

@@ -42,9 +42,13 @@
 // (micro-batch, stage index); it is busy for stage_run_us + cut_us per tensor
 // it reads from another stage + half the bytes of every tensor edge cut at
 // it (read from or sent to another stage, Constants aside: they are copied
-// into the stage) / cut_bytes_per_s, then runs the stage's units one after another,
+// into the stage) / cut_bytes_per_s + hop_busy_us per stage on another device
+// it reads from, then runs the stage's units one after another,
 // and only when the last has ended are its outputs sent on (or handed to the
-// device's later stages). Memory is counted unit by unit as above.
+// device's later stages). With hop_us > 0 a tensor sent to another device
+// holds the link for its bytes only and arrives hop_us after that (the
+// runner's hand-over: one message, the receiving worker woken), in place of
+// the link's latency. Memory is counted unit by unit as above.
 //
 // Run() allocates only on its first calls; afterwards it reuses its buffers
 // (TGA calls it thousands of times). Cost: O((V + E·D) log V) per run.
@@ -209,6 +213,7 @@ class Simulator {
 
   // Whole stages (Note [Stage execution]); unused otherwise.
   bool whole_stages_ = false;
+  double hop_us_ = 0;  // ExecutionModel::hop_us with whole stages, else 0
   uint32_t num_stages_ = 0;
   std::vector<uint32_t> stage_of_;            // per unit
   std::vector<int32_t> unit_level_;           // per unit
@@ -217,6 +222,8 @@ class Simulator {
   std::vector<uint32_t> stage_units_;
   std::vector<uint32_t> stage_inputs_;           // per stage: tensors it reads from other stages
   std::vector<double> stage_cut_bytes_;          // per stage: half the bytes cut at it
+  std::vector<uint32_t> stage_hops_in_;          // per stage: other-device stages it reads from
+  std::vector<uint64_t> hop_pairs_;              // scratch: (reader stage, producer stage)
   std::vector<uint32_t> stage_pending_;          // per stage instance: inputs not yet present
   std::vector<uint32_t> stage_units_left_;       // per stage instance
   std::vector<std::vector<Ready>> stage_ready_;  // per device heap of stage instances

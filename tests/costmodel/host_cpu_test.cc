@@ -29,7 +29,8 @@ TEST(HostCpuTest, CalibrationOverridesOnlyTheFieldsItHas) {
       nlohmann::json::parse(R"({"version": 1, "measured_at": "2026-12-04T15:00:00Z",
                                 "load_avg_1m": 0.4, "cpu_share": 0.98,
                                 "transfer": {"latency_us": 120.0, "bytes_per_s": 3.3e8},
-                                "cut_us": 40.0, "cut_bytes_per_s": 2.5e9})"),
+                                "cut_us": 40.0, "cut_bytes_per_s": 2.5e9,
+                                "hop_us": 55.0, "hop_busy_us": 0})"),
       "h");
   ASSERT_TRUE(c.ok()) << c.status();
   const HostCalibration defaults = DefaultHostCalibration();
@@ -37,6 +38,8 @@ TEST(HostCpuTest, CalibrationOverridesOnlyTheFieldsItHas) {
   EXPECT_DOUBLE_EQ(c->transfer_bytes_per_s, 3.3e8);
   EXPECT_DOUBLE_EQ(c->cut_us, 40);
   EXPECT_DOUBLE_EQ(c->cut_bytes_per_s, 2.5e9);
+  EXPECT_DOUBLE_EQ(c->hop_us, 55);
+  EXPECT_DOUBLE_EQ(c->hop_busy_us, 0);  // measured as none: not the default
   EXPECT_DOUBLE_EQ(c->stage_run_us, defaults.stage_run_us);
   EXPECT_EQ(c->thread_speedup, defaults.thread_speedup);
 }
@@ -51,6 +54,8 @@ TEST(HostCpuTest, BadCalibrationFieldsAreNamed) {
   EXPECT_THAT(message(R"({"stage_run_us": "slow"})"), HasSubstr("stage_run_us"));
   EXPECT_THAT(message(R"({"cut_us": -1})"), HasSubstr("cut_us"));
   EXPECT_THAT(message(R"({"cut_bytes_per_s": "fast"})"), HasSubstr("cut_bytes_per_s"));
+  EXPECT_THAT(message(R"({"hop_us": -5})"), HasSubstr("hop_us"));
+  EXPECT_THAT(message(R"({"hop_busy_us": null})"), HasSubstr("hop_busy_us"));
   EXPECT_THAT(message(R"({"thread_speedup": {"two": 1.7}})"), HasSubstr("thread_speedup.two"));
   EXPECT_THAT(message(R"({"thread_speedup": {"2": 0}})"), HasSubstr("thread_speedup.2"));
   EXPECT_THAT(message("[1]"), HasSubstr("host calibration 'h' must be a JSON object"));
@@ -76,6 +81,8 @@ TEST(HostCpuTest, ClusterIsKDevicesOfTheCpuPresetForTThreadsRunningWholeStages) 
   c.stage_run_us = 150;
   c.cut_us = 40;
   c.cut_bytes_per_s = 2e9;
+  c.hop_us = 50;
+  c.hop_busy_us = 60;
   c.thread_speedup = {{1, 1.0}, {2, 1.7}, {4, 3.0}};
   const Cluster cluster = MakeHostCpuCluster(2, 2, c);
   ASSERT_TRUE(cluster.Validate().ok());
@@ -85,9 +92,12 @@ TEST(HostCpuTest, ClusterIsKDevicesOfTheCpuPresetForTThreadsRunningWholeStages) 
   EXPECT_EQ(cluster.device(1).name, "cpu1");
   EXPECT_DOUBLE_EQ(cluster.latency_us(0, 1), 120);
   EXPECT_DOUBLE_EQ(cluster.bandwidth_bytes_per_s(1, 0), 3.3e8);
-  EXPECT_EQ(cluster.execution,
-            (ExecutionModel{
-                .whole_stages = true, .stage_run_us = 150, .cut_us = 40, .cut_bytes_per_s = 2e9}));
+  EXPECT_EQ(cluster.execution, (ExecutionModel{.whole_stages = true,
+                                               .stage_run_us = 150,
+                                               .cut_us = 40,
+                                               .cut_bytes_per_s = 2e9,
+                                               .hop_us = 50,
+                                               .hop_busy_us = 60}));
   ASSERT_TRUE(cluster.host.has_value());
   EXPECT_DOUBLE_EQ(cluster.host->speedup_per_device, 1.7);
   EXPECT_DOUBLE_EQ(cluster.host->speedup_all_threads, 3.0);

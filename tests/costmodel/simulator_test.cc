@@ -286,6 +286,32 @@ TEST(SimulatorTest, WholeStagesRunAsTheRunnerRunsThemWithTheirOverheads) {
   EXPECT_DOUBLE_EQ(plain.Run(p, {.microbatches = 1}).step_time_us, 62);
 }
 
+TEST(SimulatorTest, AHopIsLatencyAfterTheBytesAndWorkOncePerStageReadFrom) {
+  // a (10 µs) and b (20 µs) on device 0, one stage; c (30 µs) on device 1
+  // reads both, 1,000 bytes (1 µs on the link) each. The runner hands both
+  // over in one message: each tensor holds the link for its bytes only and
+  // arrives hop_us (50) later, in place of the link's 7 µs latency; c's stage
+  // pays hop_busy_us (4) once, for the one stage it reads from.
+  CostGraph g = Build({{10, 20, 30}, {{0, 2, 1000}, {1, 2, 1000}}});
+  Cluster c = TestCluster(2, /*latency_us=*/7);
+  c.execution = {.whole_stages = true, .hop_us = 50, .hop_busy_us = 4};
+  Simulator sim(g, c);
+  const Placement p{.device = {0, 0, 1}};
+  // s0 0-30; a on the link 30-31, arrives 81; b 31-32, arrives 82; s1 82-116.
+  const SimulationResult& r = sim.Run(p);
+  EXPECT_DOUBLE_EQ(r.step_time_us, 116);
+  EXPECT_DOUBLE_EQ(r.devices[1].busy_us, 4 + 30);
+  // hop_us 0: the link's latency per tensor (a 30-38, b 38-46), the work stays.
+  c.execution.hop_us = 0;
+  Simulator by_link(g, c);
+  EXPECT_DOUBLE_EQ(by_link.Run(p).step_time_us, 46 + 4 + 30);
+  // Node by node (not whole stages) neither applies: a's copy leaves when a
+  // ends, b's (30-38) when b does; c 38-68.
+  c.execution.whole_stages = false;
+  Simulator by_unit(g, c);
+  EXPECT_DOUBLE_EQ(by_unit.Run(p).step_time_us, 68);
+}
+
 TEST(SimulatorTest, ACutCostsItsBytesHalfOnEachSide) {
   // a (10 µs) on device 0 -> b (20 µs) on device 1, 4,000 bytes (4 µs on the
   // link). Cutting it copies the bytes out of a's stage and into b's: at

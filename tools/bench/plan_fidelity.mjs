@@ -3,15 +3,19 @@
 // cost source (node times measured on this host by tools/fidelity/measure.mjs,
 // and the cost model alone), each M and each placement algorithm: plan with
 // `onnx-autopar --cluster cpu:2x1 --microbatches M --stages`, run the split with
-// tools/runner (R timed steps after W warm-up, every micro-batch checked
-// against the unsplit model) and set the predicted step beside the measured
-// one. Also runs the unsplit model in ONNX Runtime with 2 intra-op threads on
-// the same micro-batches: the alternative a user has without splitting.
+// tools/runner and set the predicted step beside the measured one. Also runs
+// the unsplit model in ONNX Runtime with 2 intra-op threads on the same
+// micro-batches: the alternative a user has without splitting.
+// The runs of a model are interleaved: K rounds, each running every distinct
+// placement once (R timed steps after W warm-up, in its own runner process),
+// in an order rotated each round; a run's measured step is the median over
+// its rounds, so that a slow phase of a shared host does not land on one plan.
+// The first round checks every micro-batch against the unsplit model.
 // Run by scripts/bench_plan_fidelity.sh, which exports the models.
 //
 //   node tools/bench/plan_fidelity.mjs MODEL.onnx... --work DIR [--results DIR]
 //        [--cli PATH] [--cluster cpu:2x1] [--algos a,b] [--microbatches 1,8]
-//        [--repeat 5] [--warmup 2] [--sources measured,model]
+//        [--rounds 3] [--repeat 3] [--warmup 1] [--sources measured,model]
 //        [--host-calibration F] [--quick]
 //
 // Prints a Markdown report on stdout; writes plan_fidelity.csv (one row per
@@ -83,6 +87,24 @@ function runSteps(o, target, M, { check = null, threads = 1 } = {}) {
 }
 
 /**
+ * A run's measured step over its rounds: the median of the rounds' medians,
+ * the fastest and slowest step of any round, the rounds' medians themselves
+ * and their spread ((slowest − fastest round) / median), and the lowest cpu
+ * share of a round.
+ */
+export function roundStats({ rounds, steps, shares }) {
+  const measured = median(rounds);
+  return {
+    measured_us: measured,
+    measured_min_us: Math.min(...steps),
+    measured_max_us: Math.max(...steps),
+    rounds_us: rounds.map((v) => Math.round(v)),
+    spread: rounds.length > 1 ? (Math.max(...rounds) - Math.min(...rounds)) / measured : 0,
+    cpu_share: Math.min(...shares),
+  };
+}
+
+/**
  * Per model and source: Spearman of predicted vs measured across the distinct
  * placements at the largest M, median and max |predicted/measured − 1| over all runs, and
  * the TGA figures. Returns one summary object per (model, source).
@@ -113,6 +135,8 @@ export function summarize(rows, ort) {
         tga_speedup: tga && single ? single.measured_us / tga.measured_us : null,
         tga_predicted_speedup: tga && single ? single.predicted_us / tga.predicted_us : null,
         ort2_speedup: ort2 && single ? single.measured_us / ort2.measured_us : null,
+        max_spread: Math.max(...distinct.map((r) => r.spread ?? 0)),
+        tga_spread: tga?.spread ?? null,
         min_cpu_share: Math.min(...mine.map((r) => r.cpu_share ?? 1)),
       });
     }
@@ -129,27 +153,29 @@ export function markdown(summary, rows, ort, meta) {
   const L = [];
   L.push(`## Plan fidelity on ${meta.cluster} (${meta.when})`, '');
   L.push(`Host: ${meta.cores} cores, load ${meta.load_before.toFixed(2)} before / ${meta.load_after.toFixed(2)} after, lowest cpu share of a run ${f2(Math.min(...rows.map((r) => r.cpu_share ?? 1)))}; ` +
-    `runner: ${meta.repeat} timed steps after ${meta.warmup} warm-up, every micro-batch checked (${meta.checked_ok ? 'all matched' : 'SOME DIFFERED'}, max abs error ${meta.max_abs_err.toExponential(1)}).`, '');
-  L.push('| model | costs | M | placements | Spearman | median \\|pred/meas−1\\| | max | TGA / best measured | TGA / SGP | TGA speed-up (pred) | ORT 2 threads |');
-  L.push('|---|---|---|---|---|---|---|---|---|---|---|');
+    `runner: ${meta.rounds} rounds of ${meta.repeat} timed steps after ${meta.warmup} warm-up, every micro-batch checked (${meta.checked_ok ? 'all matched' : 'SOME DIFFERED'}, max abs error ${meta.max_abs_err.toExponential(1)}).`, '');
+  L.push('| model | costs | M | placements | Spearman | median \\|pred/meas−1\\| | max | TGA / best measured | TGA / SGP | TGA speed-up (pred) | ORT 2 threads | max spread |');
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const s of summary) {
-    L.push(`| ${s.model} | ${s.source} | ${s.microbatches} | ${s.placements} | ${f2(s.spearman)} | ${pct(s.median_abs_err)} | ${pct(s.max_abs_err)} | ${f2(s.tga_vs_best)} | ${f2(s.tga_vs_sgp)} | ${f2(s.tga_speedup)} (${f2(s.tga_predicted_speedup)}) | ${f2(s.ort2_speedup)} |`);
+    L.push(`| ${s.model} | ${s.source} | ${s.microbatches} | ${s.placements} | ${f2(s.spearman)} | ${pct(s.median_abs_err)} | ${pct(s.max_abs_err)} | ${f2(s.tga_vs_best)} | ${f2(s.tga_vs_sgp)} | ${f2(s.tga_speedup)} (${f2(s.tga_predicted_speedup)}) | ${f2(s.ort2_speedup)} | ${pct(s.max_spread)} |`);
   }
   L.push('', 'Spearman: predicted vs measured step across the placements at that M. Errors: over every run of the model (all M).',
+    `Measured: the median over ${meta.rounds} interleaved rounds (every distinct placement once per round) of each round's median step; spread: (slowest − fastest round) / that median, the largest over the placements at that M.`,
     'Speed-ups are over the `single` plan, measured (predicted in brackets); ORT 2 threads: the unsplit model with 2 intra-op threads, the same micro-batches one after another.', '');
-  L.push('### Every run', '', '| model | costs | M | algo | stages | devices | predicted ms | measured ms (min–max) | pred/meas | cpu share |', '|---|---|---|---|---|---|---|---|---|---|');
+  L.push('### Every run', '', '| model | costs | M | algo | stages | devices | predicted ms | measured ms (min–max) | spread | pred/meas | cpu share |', '|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    L.push(`| ${r.model} | ${r.source} | ${r.microbatches} | ${r.algo} | ${r.stages} | ${r.devices_used} | ${ms(r.predicted_us)} | ${ms(r.measured_us)} (${ms(r.measured_min_us)}–${ms(r.measured_max_us)}) | ${f2(r.predicted_us / r.measured_us)} | ${f2(r.cpu_share)} |`);
+    L.push(`| ${r.model} | ${r.source} | ${r.microbatches} | ${r.algo} | ${r.stages} | ${r.devices_used} | ${ms(r.predicted_us)} | ${ms(r.measured_us)} (${ms(r.measured_min_us)}–${ms(r.measured_max_us)}) | ${pct(r.spread)} | ${f2(r.predicted_us / r.measured_us)} | ${f2(r.cpu_share)} |`);
   }
-  for (const x of ort) L.push(`| ${x.model} | ORT 2 threads | ${x.microbatches} | unsplit | 1 | 1 | – | ${ms(x.measured_us)} (${ms(x.measured_min_us)}–${ms(x.measured_max_us)}) | – | ${f2(x.cpu_share)} |`);
+  for (const x of ort) L.push(`| ${x.model} | ORT 2 threads | ${x.microbatches} | unsplit | 1 | 1 | – | ${ms(x.measured_us)} (${ms(x.measured_min_us)}–${ms(x.measured_max_us)}) | ${pct(x.spread)} | – | ${f2(x.cpu_share)} |`);
   return L.join('\n') + '\n';
 }
 
 const CSV_COLUMNS = ['model', 'source', 'microbatches', 'algo', 'stages', 'devices_used', 'placement', 'predicted_us', 'measured_us',
-  'measured_min_us', 'measured_max_us', 'pred_over_meas', 'cpu_share', 'check_ok', 'max_abs_err', 'reused_run_of'];
+  'measured_min_us', 'measured_max_us', 'spread', 'rounds_us', 'pred_over_meas', 'cpu_share', 'check_ok', 'max_abs_err', 'reused_run_of'];
 
 export function csv(rows, ort) {
-  const line = (r) => CSV_COLUMNS.map((c) => (r[c] === null || r[c] === undefined ? '' : typeof r[c] === 'number' ? +r[c].toFixed(4) : r[c])).join(',');
+  const cell = (v) => (v === null || v === undefined ? '' : typeof v === 'number' ? +v.toFixed(4) : Array.isArray(v) ? v.join(' ') : v);
+  const line = (r) => CSV_COLUMNS.map((c) => cell(r[c])).join(',');
   const all = [...rows.map((r) => ({ ...r, pred_over_meas: r.predicted_us / r.measured_us })),
     ...ort.map((x) => ({ ...x, source: 'ort-2-threads', algo: 'unsplit', stages: 1, devices_used: 1 }))];
   return [CSV_COLUMNS.join(','), ...all.map(line)].join('\n') + '\n';
@@ -158,7 +184,7 @@ export function csv(rows, ort) {
 export async function benchmark(o) {
   const sources = o.sources;
   const load = () => JSON.parse(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
-  const meta = { cluster: o.cluster, when: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC', cores: (await import('node:os')).availableParallelism(), load_before: load(), repeat: o.repeat, warmup: o.warmup };
+  const meta = { cluster: o.cluster, when: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC', cores: (await import('node:os')).availableParallelism(), load_before: load(), repeat: o.repeat, warmup: o.warmup, rounds: o.rounds };
   const rows = [];
   const ort = [];
   let checkedOk = true;
@@ -173,7 +199,9 @@ export async function benchmark(o) {
       const r = spawnSync(process.execPath, [MEASURE, model, '-o', times, '--runs', String(o.quick ? 5 : 10), '--warmup', '2'], { encoding: 'utf8' });
       if (r.status !== 0) throw internal(`measure.mjs ${model} failed: ${(r.stderr || '').trim()}`);
     }
-    const measuredRuns = new Map(); // `${M}/${placement}` -> row that ran it
+    // Plan everything first; each distinct (M, placement) is one run, shared by
+    // the algorithms and cost sources that chose it.
+    const runs = new Map(); // `${M}/${placement}` -> {dir, M, rows, rounds: []}
     for (const source of sources) {
       for (const M of o.microbatches) {
         for (const algo of o.algos) {
@@ -181,26 +209,41 @@ export async function benchmark(o) {
           const p = plan(o, model, { source, M, algo, times }, dir);
           const key = `${M}/${p.placement}`;
           const row = { model: name, source, microbatches: M, algo, stages: p.stages, devices_used: p.devices_used, placement: p.placement, predicted_us: p.predicted_us };
-          const earlier = measuredRuns.get(key);
-          if (earlier) {
-            // The same placement at the same M was already run: one measurement.
-            Object.assign(row, { measured_us: earlier.measured_us, measured_min_us: earlier.measured_min_us, measured_max_us: earlier.measured_max_us, cpu_share: earlier.cpu_share, check_ok: earlier.check_ok, max_abs_err: earlier.max_abs_err, reused_run_of: `${earlier.source}/${earlier.algo}` });
-          } else {
-            o.log(`${name}: ${source} costs, M=${M}, ${algo}: ${p.stages} stages, predicted ${ms(p.predicted_us)} ms`);
-            const r = runSteps(o, dir, M, { check: model });
-            Object.assign(row, { measured_us: r.step_us.median, measured_min_us: r.step_us.min, measured_max_us: r.step_us.max, cpu_share: r.cpu_share, check_ok: r.check.ok, max_abs_err: r.check.max_abs_err });
-            measuredRuns.set(key, row);
-          }
-          checkedOk &&= row.check_ok;
-          maxAbsErr = Math.max(maxAbsErr, row.max_abs_err ?? 0);
+          o.log(`${name}: ${source} costs, M=${M}, ${algo}: ${p.stages} stages, predicted ${ms(p.predicted_us)} ms`);
+          const run = runs.get(key) ?? { target: dir, M, threads: 1, rows: [], rounds: [], steps: [], shares: [] };
+          if (run.rows.length) row.reused_run_of = `${run.rows[0].source}/${run.rows[0].algo}`;
+          run.rows.push(row);
+          runs.set(key, run);
           rows.push(row);
         }
       }
     }
-    for (const M of o.microbatches) {
-      o.log(`${name}: unsplit in ORT with 2 threads, M=${M}`);
-      const r = runSteps(o, model, M, { threads: 2 });
-      ort.push({ model: name, microbatches: M, measured_us: r.step_us.median, measured_min_us: r.step_us.min, measured_max_us: r.step_us.max, cpu_share: r.cpu_share });
+    const ortRuns = o.microbatches.map((M) => ({ target: model, M, threads: 2, ort: true, rounds: [], steps: [], shares: [] }));
+    const all = [...runs.values(), ...ortRuns];
+    // Interleaved rounds: every run once per round, R steps each, in an order
+    // rotated each round, so that a slow phase of the host spreads over the
+    // runs instead of landing on one. The first round also checks the outputs.
+    for (let k = 0; k < o.rounds; k++) {
+      o.log(`${name}: round ${k + 1} of ${o.rounds} (${all.length} runs)`);
+      const shift = Math.floor((k * all.length) / o.rounds);
+      for (const run of [...all.slice(shift), ...all.slice(0, shift)]) {
+        const check = k === 0 && !run.ort ? model : null;
+        const r = runSteps(o, run.target, run.M, { check, threads: run.threads });
+        run.rounds.push(r.step_us.median);
+        run.steps.push(...r.step_us.all);
+        run.shares.push(r.cpu_share ?? 1);
+        if (check) Object.assign(run, { check_ok: r.check.ok, max_abs_err: r.check.max_abs_err });
+      }
+    }
+    for (const run of all) {
+      const measured = roundStats(run);
+      if (run.ort) {
+        ort.push({ model: name, microbatches: run.M, ...measured });
+        continue;
+      }
+      for (const row of run.rows) Object.assign(row, measured, { check_ok: run.check_ok, max_abs_err: run.max_abs_err });
+      checkedOk &&= run.check_ok;
+      maxAbsErr = Math.max(maxAbsErr, run.max_abs_err ?? 0);
     }
   }
   meta.load_after = load();
@@ -218,9 +261,11 @@ const USAGE = `usage: node tools/bench/plan_fidelity.mjs MODEL.onnx... --work DI
   --algos a,b           placement algorithms (default ${ALL_ALGOS.join(',')})
   --microbatches 1,8    micro-batches per step (default 1,8)
   --sources measured,model   cost sources (default both)
-  --repeat R --warmup W timed and warm-up steps per run (default 5, 2)
+  --rounds K            interleaved rounds: each distinct placement runs once per round,
+                        the measured step is the median over rounds (default 3; --quick 2)
+  --repeat R --warmup W timed and warm-up steps per run and round (default 3, 1)
   --host-calibration F  pass F to onnx-autopar
-  --quick               M=8, sgp,pipeline-dp,single, 3 timed steps: a smoke run
+  --quick               M=8, sgp,pipeline-dp,single, 2 rounds of 3 timed steps: a smoke run
   --expect-within F     exit 5 when a run planned from measured node times has
                         predicted/measured outside [1/F, F] (model-only runs are not judged);
                         exit 77 (skipped) when the host was too busy to judge (cpu share < 0.8)`;
@@ -229,7 +274,7 @@ async function main(argv) {
   const { values: v, positionals } = parseCli(argv, {
     work: { type: 'string' }, results: { type: 'string' }, cli: { type: 'string' }, cluster: { type: 'string' },
     algos: { type: 'string' }, microbatches: { type: 'string' }, sources: { type: 'string' }, repeat: { type: 'string' },
-    warmup: { type: 'string' }, 'host-calibration': { type: 'string' }, quick: { type: 'boolean' },
+    warmup: { type: 'string' }, rounds: { type: 'string' }, 'host-calibration': { type: 'string' }, quick: { type: 'boolean' },
     'expect-within': { type: 'string' },
   });
   if (v.help) return { text: USAGE };
@@ -251,8 +296,9 @@ async function main(argv) {
     algos: list(v.algos ?? (quick ? 'sgp,pipeline-dp,single' : ALL_ALGOS.join(',')), '--algos', ALL_ALGOS),
     microbatches: list(v.microbatches ?? (quick ? '8' : '1,8'), '--microbatches').map((x) => number(x, '--microbatches', { int: true, min: 1 })),
     sources: list(v.sources ?? 'measured,model', '--sources', ['measured', 'model']),
-    repeat: v.repeat === undefined ? (quick ? 3 : 5) : number(v.repeat, '--repeat', { int: true, min: 1 }),
-    warmup: v.warmup === undefined ? 2 : number(v.warmup, '--warmup', { int: true, min: 0 }),
+    rounds: v.rounds === undefined ? (quick ? 2 : 3) : number(v.rounds, '--rounds', { int: true, min: 1 }),
+    repeat: v.repeat === undefined ? 3 : number(v.repeat, '--repeat', { int: true, min: 1 }),
+    warmup: v.warmup === undefined ? 1 : number(v.warmup, '--warmup', { int: true, min: 0 }),
     hostCalibration: v['host-calibration'] ? resolve(v['host-calibration']) : null,
     quick,
     log: (s) => process.stderr.write(`plan_fidelity: ${s}\n`),

@@ -13,10 +13,15 @@
 //    out when time does not grow with size: the CLI keeps its default). The
 //    runner moves a buffer whose only reader is the other device (recorded as
 //    "transfer") and copies it otherwise ("transfer_copy").
-// 2. stage_run_us: one task of the runner's schedule on a tiny model (one Add
-//    of 60 floats): the per-run cost of a stage, i.e. tensor binding,
-//    session.run, output conversion and the scheduler's bookkeeping. Measured
-//    as a 1-stage deployment running M = 64 micro-batches per step.
+// 2. stage_run_us, hop_us, hop_busy_us: through the runner itself, chains of
+//    tiny stages (one Add of 64 floats each, chain_models.mjs):
+//    stage_run_us is one task of a chain on one device, M micro-batches (tensor
+//    binding, session.run, output conversion, the scheduler's bookkeeping);
+//    the same chain alternating between two devices, 1 and M micro-batches,
+//    gives what a hand-over costs (measureRunnerHops, fitHops): hop_us of
+//    waiting and hop_busy_us of the receiving device's time (the message, the
+//    worker woken, its scheduling) — together about 100 µs here, where a bare
+//    hand-over between worker threads (1.) takes 30.
 // 3. thread_speedup: each unsplit model's step (M micro-batches, one after
 //    another) with 1 and with 2 intra-op threads; "2" = the median over models
 //    of t(1) / t(2).
@@ -34,7 +39,8 @@
 //    of one session and into the next and, in a CNN, re-laid out to and
 //    from ONNX Runtime's blocked layout), which one constant per edge cannot
 //    describe for a CNN and a transformer at once.
-// Every step time is the fastest of the timed steps (see fastestStep).
+// Every step time is the fastest of the timed steps (see fastestStep), but
+// for the chains of 2. (see measureRunnerHops).
 // Load: the 1-minute load average before the run, and cpu_share (the time our
 // threads ran / ran + waited for a core, host_load.mjs) over the whole run;
 // a warning when the host was busy, since every number is then inflated.
@@ -52,9 +58,9 @@ import { randomInputs } from '../runner/inputs.mjs';
 import { dtypeFromName, numel } from '../runner/dtypes.mjs';
 import { cpuShare, hostLoad, schedTotals } from '../runner/host_load.mjs';
 import { median, number, parseCli, runMain } from './measure.mjs';
+import { chainPlan } from './chain_models.mjs';
 import { REPO_ROOT, resolveCli } from './lib.mjs';
 
-const TINY_MODEL = '/usr/share/libonnx-testdata/data/node/test_add/model.onnx';
 const DEFAULT_MODELS = ['squeezenet1_1', 'resnet18', 'transformer_encoder', 'lstm'].map((m) => join(REPO_ROOT, 'build/models', `${m}.onnx`));
 const SIZES = [256, 4096, 65536, 1 << 20, 4 << 20, 16 << 20];
 
@@ -214,15 +220,17 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
   result.transfer = { ...fitTransfer(await measureHandover({ sizes, reps, mode: 'move' })), mode: 'move' };
   result.transfer_copy = { ...fitTransfer(await measureHandover({ sizes, reps, mode: 'copy' })), mode: 'copy' };
 
-  log('stage run overhead (tiny model) ...');
-  if (!existsSync(TINY_MODEL)) throw badInput(`${TINY_MODEL} not found (Debian package libonnx-testdata)`);
-  const tinyM = 64;
-  result.stage_run_us = round((await fastestStep(await modelPlan(TINY_MODEL), { microbatches: tinyM, warmup, repeat: quick ? 3 : repeat * 2 })) / tinyM, 2);
-
   const perModel = [];
   const cuts = [];
   const tmp = mkdtempSync(join(tmpdir(), 'calibrate-host-'));
   try {
+    log('stage runs and hand-overs through the runner (chains of tiny stages) ...');
+    const runner = await measureRunnerHops({ dir: join(tmp, 'chains'), stages: quick ? 8 : 24, microbatches, repeat: quick ? 3 : repeat * 2 });
+    result.stage_run_us = runner.stage_run_us;
+    result.hop_us = runner.hop_us;
+    result.hop_busy_us = runner.hop_busy_us;
+    result.runner = runner;
+
     for (const model of models) {
       const name = basename(model, '.onnx');
       log(`${name}: unsplit, 1 and 2 threads ...`);
@@ -271,6 +279,110 @@ export async function calibrateHost({ models, cli, algos, repeat, microbatches, 
   return result;
 }
 
+/**
+ * The step the simulator predicts (costmodel/simulator.h, whole stages) for a
+ * chain of `stages` stages, stage k on device k % devices, `microbatches`
+ * micro-batches: a device runs one stage at a time, the ready one with the
+ * smallest (micro-batch, stage); a stage takes stageUs, plus hopBusyUs when
+ * its input came from another device; its output reaches another device
+ * hopUs after it ends. Step: first start to last end.
+ */
+export function chainStepUs({ stages, devices, microbatches, stageUs, hopUs, hopBusyUs }) {
+  const M = microbatches;
+  const ready = Array.from({ length: M }, () => new Array(stages).fill(Infinity)); // [m][k] input arrival
+  for (let m = 0; m < M; m++) ready[m][0] = 0;
+  const free = new Array(devices).fill(0);
+  const left = new Array(devices).fill(0);
+  for (let k = 0; k < stages; k++) left[k % devices] += M;
+  const next = new Array(M).fill(0); // next stage of micro-batch m
+  let end = 0;
+  // Event by event: the device that can start something earliest goes next.
+  for (let done = 0; done < stages * M; done++) {
+    let best = null;
+    for (let d = 0; d < devices; d++) {
+      if (left[d] === 0) continue;
+      // Among tasks of d already arrived when d is free, the smallest (m, k);
+      // otherwise the earliest to arrive.
+      let pick = null;
+      for (let m = 0; m < M; m++) {
+        const k = next[m];
+        if (k >= stages || k % devices !== d) continue;
+        const at = Math.max(free[d], ready[m][k]);
+        if (!pick || at < pick.at - 1e-9 || (Math.abs(at - pick.at) < 1e-9 && m < pick.m)) pick = { d, m, k, at };
+        if (ready[m][k] <= free[d]) break; // arrived already: smallest m wins
+      }
+      if (pick && (!best || pick.at < best.at)) best = pick;
+    }
+    const { d, m, k, at } = best;
+    const hop = devices > 1 && k > 0;
+    const finish = at + stageUs + (hop ? hopBusyUs : 0);
+    free[d] = finish;
+    left[d]--;
+    next[m]++;
+    if (k + 1 < stages) ready[m][k + 1] = finish + (devices > 1 ? hopUs : 0);
+    end = Math.max(end, finish);
+  }
+  return end;
+}
+
+/**
+ * hop_us and hop_busy_us from chains alternating between two devices: with
+ * one micro-batch every hop costs their sum (the chain's measured step less
+ * its stage runs, per hop); how the sum splits into waiting (hop_us) and the
+ * receiving device's work (hop_busy_us) is what the pipelined chain
+ * (`pipelined`, M micro-batches) tells: the split whose predicted step is
+ * nearest its measured one. Inputs: {stages, step_us, stage_us} per chain.
+ */
+export function fitHops(single, pipelined) {
+  const perHop = Math.max(0, (single.step_us - single.stages * single.stage_us) / (single.stages - 1));
+  let best = { hop_us: perHop, hop_busy_us: 0, err: Infinity };
+  const steps = 50;
+  for (let i = 0; i <= steps; i++) {
+    const busy = (perHop * i) / steps;
+    const predicted = chainStepUs({ stages: pipelined.stages, devices: 2, microbatches: pipelined.microbatches, stageUs: pipelined.stage_us, hopUs: perHop - busy, hopBusyUs: busy });
+    const err = Math.abs(predicted / pipelined.step_us - 1);
+    if (err < best.err - 1e-12) best = { hop_us: perHop - busy, hop_busy_us: busy, err };
+  }
+  return best;
+}
+
+/**
+ * The runner's own costs, from chains of `stages` one-Add stages (64 floats)
+ * run through it: on one device (the stage run: per task, M micro-batches)
+ * and alternating between two (the hand-overs, fitHops). Step times are the
+ * median of the timed steps: the benchmark compares medians, and a hand-over
+ * on a busy host is what it is in the median step, not the luckiest one.
+ */
+export async function measureRunnerHops({ dir, stages = 24, microbatches = 8, warmup = 3, repeat = 15 }) {
+  const step = async (devices, M) => {
+    const plan = chainPlan(join(dir, `chain${devices.length}`), { stages, devices });
+    const dep = await openDeployment(plan, { microbatches: M });
+    try {
+      const specs = [dep.meta.get(0).inputs[0]];
+      await dep.setInputs(Array.from({ length: M }, (_, m) => randomInputs(specs, m).tensors));
+      const r = await dep.run({ warmup, repeat });
+      return median(r.steps);
+    } finally {
+      await dep.close();
+    }
+  };
+  const local1 = await step([0], 1);
+  const localM = await step([0], microbatches);
+  const hops1 = await step([0, 1], 1);
+  const hopsM = await step([0, 1], microbatches);
+  const single = { stages, step_us: hops1, stage_us: local1 / stages };
+  const pipelined = { stages, microbatches, step_us: hopsM, stage_us: localM / (stages * microbatches) };
+  const fit = fitHops(single, pipelined);
+  return {
+    stages, microbatches,
+    stage_run_us: round(pipelined.stage_us, 2),
+    hop_us: round(fit.hop_us, 1),
+    hop_busy_us: round(fit.hop_busy_us, 1),
+    fit_error: round(fit.err, 3),
+    steps_us: { one_device_m1: round(local1, 1), one_device: round(localM, 1), two_devices_m1: round(hops1, 1), two_devices: round(hopsM, 1) },
+  };
+}
+
 /** True when the numbers are likely inflated by other load. */
 export const busy = (r) => (r.cpu_share !== null && r.cpu_share < 0.9) || r.load_avg_1m > r.cores * 0.5;
 
@@ -312,6 +424,7 @@ async function main(argv) {
     `load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}`,
     `transfer: latency ${r.transfer.latency_us} us, ${gbs(r.transfer.bytes_per_s)} (moved); copied: ${r.transfer_copy.latency_us} us, ${gbs(r.transfer_copy.bytes_per_s)}`,
     `stage run: ${r.stage_run_us} us   cut: ${r.cut_us ?? '-'} us per cut edge + ${gbs(r.cut_bytes_per_s)}   2 threads: ${r.thread_speedup[2] ?? '-'}x`,
+    `hand-over through the runner: ${r.hop_us} us waiting + ${r.hop_busy_us} us of the receiving device (fit off by ${(r.runner.fit_error * 100).toFixed(0)}% on the pipelined chain)`,
     `written to ${v.output}`,
   ];
   if (busy(r)) lines.unshift(`warning: the host was busy (load ${r.load_avg_1m} on ${r.cores} cores, cpu share ${r.cpu_share}); these numbers are inflated — calibrate on a quiet machine`);

@@ -4,7 +4,7 @@
 // ctest bench_plan_fidelity_quick.)
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { csv, markdown, summarize } from '../plan_fidelity.mjs';
+import { csv, markdown, roundStats, summarize } from '../plan_fidelity.mjs';
 
 const row = (algo, M, placement, predicted_us, measured_us, source = 'model') => ({
   model: 'net', source, microbatches: M, algo, stages: algo === 'single' ? 1 : 2, devices_used: algo === 'single' ? 1 : 2,
@@ -52,8 +52,26 @@ test('csv has a header and one line per run plus the ORT rows; markdown has both
   assert.equal(text.length, 1 + rows.length + ort.length);
   assert.match(text[0], /^model,source,microbatches,algo,stages,devices_used,placement,predicted_us,measured_us,/);
   assert.match(text.at(-1), /^net,ort-2-threads,8,unsplit,1,1,,,40,/);
-  const md = markdown(summarize(rows, ort), rows, ort, { cluster: 'cpu:2x1', when: 'now', cores: 2, load_before: 0.1, load_after: 0.2, repeat: 5, warmup: 2, checked_ok: true, max_abs_err: 1e-6 });
+  const md = markdown(summarize(rows, ort), rows, ort, { cluster: 'cpu:2x1', when: 'now', cores: 2, load_before: 0.1, load_after: 0.2, rounds: 3, repeat: 5, warmup: 2, checked_ok: true, max_abs_err: 1e-6 });
   assert.match(md, /^\| net \| model \| 8 \| 4 \| 0\.60 \| /m);
-  assert.match(md, /^\| net \| model \| 8 \| tga \| 2 \| 2 \| 0\.06 \| 0\.05 \(0\.05–0\.05\) \| 1\.10 \| 0\.95 \|$/m);
+  assert.match(md, /^\| net \| model \| 8 \| tga \| 2 \| 2 \| 0\.06 \| 0\.05 \(0\.05–0\.05\) \| – \| 1\.10 \| 0\.95 \|$/m);
   assert.match(md, /^\| net \| ORT 2 threads \| 8 \| unsplit \|/m);
+});
+
+test('roundStats: the median over rounds, the extreme steps of any round, the rounds\' spread', () => {
+  const r = roundStats({ rounds: [110, 100, 130], steps: [105, 112, 98, 101, 125, 140], shares: [0.97, 0.9, 0.99] });
+  assert.equal(r.measured_us, 110);
+  assert.equal(r.measured_min_us, 98);
+  assert.equal(r.measured_max_us, 140);
+  assert.deepEqual(r.rounds_us, [110, 100, 130]);
+  assert.ok(Math.abs(r.spread - 30 / 110) < 1e-12);
+  assert.equal(r.cpu_share, 0.9);
+  assert.equal(roundStats({ rounds: [50], steps: [50], shares: [1] }).spread, 0);
+});
+
+test('summarize reports the largest spread among the placements and TGA\'s', () => {
+  const spread = rows.map((r) => ({ ...r, spread: r.algo === 'tga' ? 0.12 : r.algo === 'round-robin' ? 0.2 : 0.05 }));
+  const [s] = summarize(spread, ort);
+  assert.equal(s.max_spread, 0.2);
+  assert.equal(s.tga_spread, 0.12);
 });

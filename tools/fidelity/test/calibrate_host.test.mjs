@@ -9,7 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cutBytes, cutEdges, fitCutCosts, fitTransfer } from '../calibrate_host.mjs';
+import { chainStepUs, cutBytes, cutEdges, fitCutCosts, fitHops, fitTransfer, measureRunnerHops } from '../calibrate_host.mjs';
+import { chainPlan } from '../chain_models.mjs';
 import { REPO_ROOT } from '../lib.mjs';
 import { loadPlan } from '../../runner/plan.mjs';
 import { makeFixture, pythonMissing, tempDir, TESTDATA } from '../../runner/testing/helpers.mjs';
@@ -53,6 +54,36 @@ test('fitCutCosts: recovers a per-edge and a per-byte cost; neither goes negativ
   assert.equal(fitCutCosts([]), null);
 });
 
+test('chainStepUs: one device runs every task back to back; alternating, a hop waits and works', () => {
+  const one = { stages: 4, devices: 1, microbatches: 3, stageUs: 10, hopUs: 100, hopBusyUs: 7 };
+  assert.equal(chainStepUs(one), 4 * 3 * 10, 'no hops on one device');
+  const two = { stages: 3, devices: 2, microbatches: 1, stageUs: 10, hopUs: 20, hopBusyUs: 5 };
+  // s0 0-10, s1 30-45, s2 65-80.
+  assert.equal(chainStepUs(two), 80);
+  // Two micro-batches: dev 0 runs (m0,s0) 0-10, (m1,s0) 10-20; dev 1 (m0,s1)
+  // 30-45, (m1,s1) 45-60; dev 0 (m0,s2) 65-80, (m1,s2) 80-95.
+  assert.equal(chainStepUs({ ...two, microbatches: 2 }), 95);
+});
+
+test('fitHops recovers how a hop splits into waiting and work', () => {
+  const truth = { hopUs: 40, hopBusyUs: 60 };
+  const single = { stages: 24, stage_us: 15, step_us: chainStepUs({ stages: 24, devices: 2, microbatches: 1, stageUs: 15, ...truth }) };
+  const pipelined = { stages: 24, microbatches: 8, stage_us: 14, step_us: chainStepUs({ stages: 24, devices: 2, microbatches: 8, stageUs: 14, ...truth }) };
+  const fit = fitHops(single, pipelined);
+  assert.ok(Math.abs(fit.hop_us - 40) < 1e-9 && Math.abs(fit.hop_busy_us - 60) < 1e-9, JSON.stringify(fit));
+  assert.ok(fit.err < 1e-9);
+});
+
+test('chainPlan writes stage models the runner loads, one device or alternating', { skip: existsSync(join(REPO_ROOT, 'tools/runner/node_modules/onnxruntime-node')) ? false : 'onnxruntime-node not installed' }, async () => {
+  const dir = tempDir('chain');
+  const plan = chainPlan(dir, { stages: 3, devices: [0, 1], floats: 8 });
+  assert.deepEqual(plan.stages.map((s) => s.device), [0, 1, 0]);
+  assert.deepEqual(plan.stages[2].inputs, ['t2']);
+  const r = await measureRunnerHops({ dir, stages: 4, microbatches: 2, warmup: 1, repeat: 2 });
+  assert.ok(r.stage_run_us > 0 && r.hop_us + r.hop_busy_us > 0, JSON.stringify(r));
+  assert.ok(r.steps_us.two_devices > 0 && r.steps_us.one_device > 0);
+});
+
 test('cutEdges counts (tensor, reading stage) pairs fed by another stage', { skip }, () => {
   // pipeline/: s1 reads r, t from s0; s2 reads y, s from s1.
   assert.equal(cutEdges(loadPlan(join(fx, 'pipeline'))), 4);
@@ -82,6 +113,9 @@ test('calibrate_host --quick writes every field the CLI reads, with sane values'
     assert.equal(t.points.length, 3);
   }
   assert.ok(c.stage_run_us > 0);
+  assert.ok(c.hop_us >= 0 && c.hop_busy_us >= 0 && c.hop_us + c.hop_busy_us > 0, `${c.hop_us} ${c.hop_busy_us}`);
+  assert.equal(c.runner.stage_run_us, c.stage_run_us);
+  assert.match(r.stdout, /^hand-over through the runner: [\d.]+ us waiting \+ [\d.]+ us of the receiving device/m);
   assert.ok(c.cut_us >= 0, `cut_us ${c.cut_us}`);
   assert.equal(c.thread_speedup[1], 1);
   assert.ok(c.thread_speedup[2] > 0);
