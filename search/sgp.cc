@@ -32,6 +32,13 @@
 //     the better list schedule when the graph is small enough for the
 //     post-pass (step 6), else the estimates (each replayed in its planned
 //     order); then the estimates decide between it and the segments.
+//  4c. With micro-batches (M > 1), interleaved stages: the order cut into
+//     v·D balanced chunks, chunk i on device i mod D, for v in
+//     kChunksPerDevice, the chunks growing a little along the order (why:
+//     at BestInterleaved). Contiguous segments pay the pipeline's fill and
+//     drain, (M + D - 1) / M of the balanced work; interleaving cuts it
+//     about v-fold. Judged by the simulator (on the nodes when given), it
+//     replaces the plan of steps 2–6 when it is faster.
 //  5. Output: the device per unit and, as priority, the planned start times.
 //     The memory is checked: ProvablePeakBytes when it suffices (not even
 //     computed when the graph's tensors and parameters exceed the cluster's
@@ -61,15 +68,21 @@
 //     the fastest that fits is the result — unless the projection is already
 //     within kNodesNearLowerBound of the node graph's lower bound. Node
 //     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
-//     of the nodes at most.
+//     of the nodes at most. With micro-batches also step 4c's interleaved
+//     chunks cut from the node order and from the nodes by earliest start
+//     (7b: units can be too coarse for many balanced chunks, GPT-2 small's
+//     14), then one sweep of boundary moves over the best node plan (7c),
+//     each judged by the node-level simulation.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations.
+// simulations; with micro-batches, 30 simulations for step 4c and 60 for 7b
+// on graphs where that stays within kInterleavedUnitRuns, and step 7c's 40.
 #include "search/sgp.h"
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -126,6 +139,17 @@ constexpr double kNodesNearLowerBound = 0.01;
 /// at most kPostPassUnitRuns / units (one run costs O(V log V)).
 constexpr int kMaxPostPassSimulations = 12;
 constexpr int64_t kPostPassUnitRuns = 16000;
+/// Steps 4c and 7b: chunks per device of the interleaved candidates (1 is the
+/// contiguous split over every device, which step 2 may have passed over for
+/// fewer devices) and how much the last chunk's cap exceeds the first's (the
+/// timing that decides collisions is too fine to predict: a few growths, the
+/// simulator picks). Each step runs only where its candidates × the judged
+/// graph's size (units or nodes) stay within kInterleavedUnitRuns.
+constexpr int kChunksPerDevice[] = {1, 2, 3, 4, 6, 8};
+constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
+constexpr int64_t kInterleavedUnitRuns = 100000;
+/// Step 7c: boundary moves tried on the best node plan with micro-batches.
+constexpr int kMaxBoundarySweepSimulations = 40;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -138,6 +162,7 @@ struct Candidate {
   Placement placement;
   ScheduleEstimate estimate;
   double score_us = kInfinity;  // the estimate at the options' micro-batches
+  double simulated_us = -1;     // the simulator's step, when it judged the plan (< 0: not yet)
   int devices_used = 0;
   std::string strategy;
 };
@@ -146,6 +171,67 @@ struct Candidate {
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.devices_used > b.devices_used) return a.score_us < b.score_us * (1 - kMoreDevicesMargin);
   return a.score_us < b.score_us;
+}
+
+// Step 7b: the interleaved chunks of step 4c cut from `order`, a topological
+// order of the nodes (units can be too coarse to balance many chunks: GPT-2
+// small's 14), chunk i on devices[i mod D], each cap `growth` · i / (chunks -
+// 1) above the first; bisection on the first cap. A locked unit's nodes follow
+// its first node. Memory is left to the simulator that judges the plan.
+Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
+                                const std::vector<int>& devices, int chunks_per_device,
+                                double growth, absl::Span<const uint32_t> order) {
+  const CostGraph& nodes = *level.graph;
+  const uint32_t n = nodes.num_units();
+  const size_t num_chunks = devices.size() * chunks_per_device;
+  std::vector<std::vector<double>> prefix(nodes.num_device_kinds());
+  for (int d : devices) {
+    std::vector<double>& sums = prefix[cluster.device(d).kind];
+    if (!sums.empty()) continue;
+    sums.assign(static_cast<size_t>(n) + 1, 0);
+    for (uint32_t p = 0; p < n; ++p) {
+      sums[p + 1] = sums[p] + nodes.compute_us(order[p], cluster.device(d).kind);
+    }
+  }
+  auto device_of_chunk = [&](size_t j) { return devices[j % devices.size()]; };
+  const double last = static_cast<double>(std::max<size_t>(1, num_chunks - 1));
+  std::vector<uint32_t> ends(num_chunks);
+  // Greedy maximal chunks under the caps; true when they cover every node.
+  auto fill = [&](double first_cap_us) {
+    uint32_t begin = 0;
+    for (size_t j = 0; j < num_chunks; ++j) {
+      const std::vector<double>& sums = prefix[cluster.device(device_of_chunk(j)).kind];
+      const double cap_us = first_cap_us * (1 + growth * static_cast<double>(j) / last);
+      const auto end = static_cast<uint32_t>(
+          std::upper_bound(sums.begin() + begin, sums.end(), sums[begin] + cap_us) - sums.begin() -
+          1);
+      ends[j] = std::max(begin, end);
+      begin = ends[j];
+    }
+    return begin == n;
+  };
+  double low = 0, high = 0;
+  for (int d : devices) high = std::max(high, prefix[cluster.device(d).kind][n]);
+  for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
+    const double mid = (low + high) / 2;
+    (fill(mid) ? high : low) = mid;
+  }
+  fill(high);
+  Placement plan;
+  plan.device.resize(n);
+  uint32_t begin = 0;
+  for (size_t j = 0; j < num_chunks; ++j) {
+    for (uint32_t p = begin; p < ends[j]; ++p) plan.device[order[p]] = device_of_chunk(j);
+    begin = ends[j];
+  }
+  std::vector<int32_t> unit_device(level.locked_units.size(), -1);
+  for (uint32_t v = 0; v < n; ++v) {
+    const uint32_t unit = (*level.unit_of_node)[v];
+    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
+    if (unit_device[unit] < 0) unit_device[unit] = plan.device[v];
+    plan.device[v] = unit_device[unit];
+  }
+  return plan;
 }
 
 class Sgp {
@@ -167,17 +253,23 @@ class Sgp {
     const std::vector<double>& prefix = prefix_us_[cluster_.device(device).kind];
     return prefix[end] - prefix[begin];
   }
-  bool Fill(const std::vector<int>& devices, double max_us, Segments& segments);
-  std::optional<Segments> Balance(const std::vector<int>& devices, double& bottleneck_us);
+  bool Fill(const std::vector<int>& devices, double max_us, Segments& segments, double growth = 0);
+  std::optional<Segments> Balance(const std::vector<int>& devices, double& bottleneck_us,
+                                  double growth = 0);
   void Refine(Segments& segments, double max_us);
   bool Consider(const Segments& segments, std::optional<Candidate>& best);
   std::optional<Candidate> BestSegments();
   std::optional<Candidate> ListScheduled();
   std::optional<Candidate> EarliestTaskFirst();
   std::optional<Candidate> BestListSchedule();
+  std::optional<Candidate> BestInterleaved();
+  bool NodesUsable() const;
+  int64_t JudgedSize() const;
+  double JudgedUs(const Placement& plan);
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
+  void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
   int PostPassBudget() const;
   double SimulatedUs(const Placement& plan);
 
@@ -208,6 +300,7 @@ class Sgp {
   std::vector<int32_t> scratch_device_;
   ScheduleEstimator estimator_;
   std::optional<costmodel::Simulator> simulator_;
+  std::optional<costmodel::Simulator> node_simulator_;  // on SearchOptions::nodes
   int simulations_ = 0;
   std::vector<uint32_t> replay_order_;
 };
@@ -298,16 +391,19 @@ const std::vector<uint32_t>& Sgp::EndsOn(int device) {
 
 // Step 2, one probe: greedy maximal segments of at most `max_us` each.
 // Segments past the last unit are empty. False when the units do not fit.
-bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segments) {
+bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segments, double growth) {
   segments.devices = devices;
   segments.bounds.assign(1, 0);
   uint32_t begin = 0;
-  for (int d : devices) {
+  const double last = static_cast<double>(std::max<size_t>(1, devices.size() - 1));
+  for (size_t j = 0; j < devices.size(); ++j) {
+    const int d = devices[j];
     uint32_t end = begin;
     if (begin < n_) {
       const std::vector<double>& prefix = prefix_us_[cluster_.device(d).kind];
+      const double cap_us = max_us * (1 + growth * static_cast<double>(j) / last);
       const auto by_time = static_cast<uint32_t>(
-          std::upper_bound(prefix.begin() + begin + 1, prefix.end(), prefix[begin] + max_us) -
+          std::upper_bound(prefix.begin() + begin + 1, prefix.end(), prefix[begin] + cap_us) -
           prefix.begin() - 1);
       end = std::min(EndsOn(d)[begin], by_time);
       if (end == begin) return false;
@@ -320,20 +416,21 @@ bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segment
 
 // Step 2: the least bottleneck over `devices` (bisection), empty segments
 // dropped. Empty when the units do not fit these devices at all.
-std::optional<Segments> Sgp::Balance(const std::vector<int>& devices, double& bottleneck_us) {
+std::optional<Segments> Sgp::Balance(const std::vector<int>& devices, double& bottleneck_us,
+                                     double growth) {
   Segments segments;
   if (!Fill(devices, kInfinity, segments)) return std::nullopt;
   double low = 0, high = 0;
   for (int d : devices) high = std::max(high, SegmentUs(d, 0, n_));
   for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
     const double mid = (low + high) / 2;
-    if (Fill(devices, mid, segments)) {
+    if (Fill(devices, mid, segments, growth)) {
       high = mid;
     } else {
       low = mid;
     }
   }
-  Fill(devices, high, segments);
+  Fill(devices, high, segments, growth);
   Segments kept;
   kept.bounds.push_back(0);
   bottleneck_us = 0;
@@ -501,6 +598,87 @@ std::optional<Candidate> Sgp::BestListSchedule() {
   return Better(*earliest, *ranked) ? earliest : ranked;
 }
 
+// Step 4c, with micro-batches only: interleaved (virtual) stages. M
+// micro-batches through S contiguous stages idle for the fill and drain, a
+// step of about (M + S - 1) / M times the balanced work; cut into v·D
+// balanced chunks, chunk i on device i mod D (Megatron-LM's interleaving),
+// a micro-batch leaves each device after 1/v of its share, so the idle part
+// shrinks about v-fold for v times the cuts.
+//
+// The simulator runs the earliest micro-batch first (Note [Micro-batches] in
+// costmodel/simulator.h). With M ≥ D that is tight: micro-batch 0 comes back
+// to a device just as micro-batch M - 1 leaves it, and when a short chunk lets
+// it come back early it takes the device, the last micro-batch falls behind
+// and then waits behind every earlier one on every later device. Chunks that
+// grow along the order (each cap `growth` · i / (v·D - 1) above the first)
+// keep the earlier micro-batches late enough; the growth costs the last
+// micro-batch's trail (M - 1 chunks) a little.
+//
+// SGP's estimate (one micro-batch's step, then the bottleneck per further
+// one) sees none of this, so the simulator judges each candidate — on the
+// nodes when it has them, since that is where the plan is judged and the
+// timing there decides who collides — and the fastest that fits wins.
+std::optional<Candidate> Sgp::BestInterleaved() {
+  if (options_.microbatches <= 1 || num_devices_ < 2) return std::nullopt;
+  const int64_t runs = static_cast<int64_t>(std::size(kChunkGrowth) * std::size(kChunksPerDevice));
+  if ((runs + 1) * JudgedSize() > kInterleavedUnitRuns) return std::nullopt;
+  std::vector<int> devices = device_order_;
+  std::sort(devices.begin(), devices.end());  // neighbours in index order share islands
+  std::optional<Candidate> best;
+  std::vector<int> chunks;
+  for (const double growth : kChunkGrowth) {
+    for (const int v : kChunksPerDevice) {
+      if (static_cast<int64_t>(v) * num_devices_ > n_) break;
+      chunks.clear();
+      for (int round = 0; round < v; ++round) {
+        chunks.insert(chunks.end(), devices.begin(), devices.end());
+      }
+      double bottleneck_us = 0;
+      std::optional<Segments> balanced = Balance(chunks, bottleneck_us, growth);
+      if (!balanced) continue;
+      // Cheaper cuts, where moving them keeps the chunks balanced.
+      if (growth == 0) Refine(*balanced, bottleneck_us * (1 + kBalanceTolerance));
+      for (size_t j = 0; j < balanced->devices.size(); ++j) {
+        std::fill(scratch_device_.begin() + balanced->bounds[j],
+                  scratch_device_.begin() + balanced->bounds[j + 1], balanced->devices[j]);
+      }
+      Placement plan{.device = scratch_device_};
+      const double step_us = JudgedUs(plan);
+      if (step_us == kInfinity || (best && step_us >= best->simulated_us)) continue;
+      Candidate candidate;
+      candidate.placement = std::move(plan);
+      candidate.simulated_us = step_us;
+      candidate.score_us = step_us;
+      std::vector<uint8_t> used(num_devices_, 0);
+      for (int32_t d : candidate.placement.device) used[d] = 1;
+      candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+      candidate.strategy = "interleaved segments";
+      best = std::move(candidate);
+    }
+  }
+  return best;
+}
+
+// Step 4c's referee: the node graph's simulator when step 7 can use the nodes,
+// else the units'.
+bool Sgp::NodesUsable() const {
+  const NodeLevel& level = options_.nodes;
+  return level.graph != nullptr && level.unit_of_node != nullptr && num_devices_ >= 2 &&
+         level.graph->num_units() > n_ && level.graph->num_units() <= kMaxNodesBelowUnits &&
+         level.unit_of_node->size() == level.graph->num_units();
+}
+
+int64_t Sgp::JudgedSize() const { return NodesUsable() ? options_.nodes.graph->num_units() : n_; }
+
+double Sgp::JudgedUs(const Placement& plan) {
+  if (!NodesUsable()) return SimulatedUs(plan);
+  if (!node_simulator_) node_simulator_.emplace(*options_.nodes.graph, cluster_);
+  ++simulations_;
+  const costmodel::SimulationResult& result = node_simulator_->Run(
+      ProjectToNodes(options_.nodes, plan), {.microbatches = options_.microbatches});
+  return result.memory_overflow ? kInfinity : result.step_time_us;
+}
+
 // Step 5: the bound (unless it cannot vouch for any plan), else the
 // simulator. A device over capacity has its budget cut by the overflow (and
 // 1/64 of its memory) for the next attempt.
@@ -650,6 +828,113 @@ void Sgp::BelowUnits(SgpResult& result) {
     result.strategy =
         with_favourites ? "favourite-child ETF on nodes" : "earliest task first on nodes";
   }
+  // Step 7b, with micro-batches: interleaved chunks of the nodes, in their
+  // own order and by earliest start (the longest path to each node, on the
+  // fastest kind): where branches run side by side the node order lists one
+  // after the other, so a micro-batch reaches a chunk before the chunk's
+  // predecessor in the order is done and collides with the ones behind it;
+  // by earliest start chunk i holds what micro-batch 0 runs i-th.
+  const int64_t runs =
+      static_cast<int64_t>(2 * std::size(kChunkGrowth) * std::size(kChunksPerDevice));
+  if (options_.microbatches <= 1 || runs * num_nodes > kInterleavedUnitRuns) return;
+  std::vector<int> devices = device_order_;
+  std::sort(devices.begin(), devices.end());
+  std::vector<uint32_t> node_order(num_nodes);
+  std::iota(node_order.begin(), node_order.end(), 0);
+  std::vector<double> earliest_start_us(num_nodes, 0);
+  const int fastest_kind = cluster_.device(device_order_[0]).kind;
+  for (uint32_t v = 0; v < num_nodes; ++v) {
+    for (uint32_t e : nodes.in_edges(v)) {
+      const uint32_t u = nodes.edge_src(e);
+      earliest_start_us[v] =
+          std::max(earliest_start_us[v], earliest_start_us[u] + nodes.compute_us(u, fastest_kind));
+    }
+  }
+  std::vector<uint32_t> by_start = node_order;
+  std::stable_sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
+    return earliest_start_us[a] < earliest_start_us[b];
+  });
+  for (const std::vector<uint32_t>* order : {&node_order, &by_start}) {
+    for (const double growth : kChunkGrowth) {
+      for (const int v : kChunksPerDevice) {
+        if (static_cast<int64_t>(v) * num_devices_ > num_nodes) break;
+        Placement plan = InterleavedNodeChunks(level, cluster_, devices, v, growth, *order);
+        ++simulations_;
+        const costmodel::SimulationResult& theirs = simulator.Run(plan, sim_options);
+        if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
+        best_us = theirs.step_time_us;
+        std::vector<uint8_t> used(num_devices_, 0);
+        for (int32_t d : plan.device) used[d] = 1;
+        result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+        result.node_placement = std::move(plan);
+        result.strategy = "interleaved segments of nodes";
+      }
+    }
+  }
+  SweepNodeBoundaries(simulator, best_us, result);
+}
+
+// Step 7c, with micro-batches: where a pipeline's micro-batches collide
+// depends on timing the chunking cannot foresee, so one sweep along the node
+// order over the best node plan's boundaries (where the device changes): the
+// left run's last quarter moves right, else the right run's first quarter
+// moves left; a move stays when the simulated step shrinks and memory fits.
+// At most kMaxBoundarySweepSimulations runs, and kInterleavedUnitRuns node
+// runs in all.
+void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result) {
+  const NodeLevel& level = options_.nodes;
+  const uint32_t num_nodes = level.graph->num_units();
+  const int budget = static_cast<int>(std::min<int64_t>(
+      kMaxBoundarySweepSimulations, kInterleavedUnitRuns / std::max<uint32_t>(1, num_nodes)));
+  if (options_.microbatches <= 1 || budget < 1) return;
+  Placement plan = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
+                                                        : result.node_placement;
+  std::vector<uint32_t> boundaries;
+  for (uint32_t v = 1; v < num_nodes; ++v) {
+    if (plan.device[v] != plan.device[v - 1]) boundaries.push_back(v);
+  }
+  // Locked units' nodes stay together: a move never splits one.
+  auto splits_locked = [&](uint32_t begin, uint32_t end) {
+    const std::vector<uint32_t>& unit_of = *level.unit_of_node;
+    auto locked = [&](uint32_t v) {
+      const uint32_t unit = unit_of[v];
+      return unit < level.locked_units.size() && level.locked_units[unit] != 0;
+    };
+    return (begin > 0 && locked(begin) && unit_of[begin - 1] == unit_of[begin]) ||
+           (end < num_nodes && locked(end) && unit_of[end - 1] == unit_of[end]);
+  };
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  int simulations = 0, kept = 0;
+  for (const uint32_t b : boundaries) {
+    const int32_t left = plan.device[b - 1], right = plan.device[b];
+    if (left == right) continue;  // an earlier move closed it
+    uint32_t run_begin = b, run_end = b;
+    while (run_begin > 0 && plan.device[run_begin - 1] == left) --run_begin;
+    while (run_end < num_nodes && plan.device[run_end] == right) ++run_end;
+    for (const bool left_shrinks : {true, false}) {
+      if (simulations >= budget) break;
+      const uint32_t k = std::max<uint32_t>(1, (left_shrinks ? b - run_begin : run_end - b) / 4);
+      const uint32_t begin = left_shrinks ? b - k : b, end = left_shrinks ? b : b + k;
+      if (splits_locked(begin, end)) continue;
+      const int32_t from = left_shrinks ? left : right, to = left_shrinks ? right : left;
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
+      ++simulations;
+      ++simulations_;
+      const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
+      if (!moved.memory_overflow && moved.step_time_us < best_us * (1 - 1e-9)) {
+        best_us = moved.step_time_us;
+        ++kept;
+        break;
+      }
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, from);
+    }
+  }
+  if (kept == 0) return;
+  std::vector<uint8_t> used(num_devices_, 0);
+  for (int32_t d : plan.device) used[d] = 1;
+  result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  result.node_placement = std::move(plan);
+  result.strategy += ", boundaries moved on nodes";
 }
 
 absl::StatusOr<SgpResult> Sgp::Run() {
@@ -661,7 +946,11 @@ absl::StatusOr<SgpResult> Sgp::Run() {
   ComputeCosts();
 
   auto finish = [&](Candidate& chosen) {
-    result.post_pass_moves = PostPass(chosen.placement);
+    // The interleaved plan was judged as it is; the post-pass's moves toward
+    // balance would undo its growing chunks.
+    if (chosen.strategy != "interleaved segments") {
+      result.post_pass_moves = PostPass(chosen.placement);
+    }
     result.placement = std::move(chosen.placement);
     result.strategy = chosen.strategy;
     result.devices_used = chosen.devices_used;
@@ -669,6 +958,17 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     BelowUnits(result);
     result.simulations = simulations_;
     return result;
+  };
+  // Step 4c: with micro-batches the interleaved candidate, already simulated
+  // (and so within memory), replaces the plan it beats in the simulator.
+  std::optional<Candidate> interleaved = BestInterleaved();
+  auto finish_best = [&](Candidate& chosen) {
+    if (interleaved) {
+      const double chosen_us = NodesUsable() || chosen.simulated_us < 0 ? JudgedUs(chosen.placement)
+                                                                        : chosen.simulated_us;
+      if (interleaved->simulated_us < chosen_us) return finish(*interleaved);
+    }
+    return finish(chosen);
   };
   // On wide graphs the list schedule comes first: when it is within
   // kNearLowerBound of the lower bound no segment plan can beat it by more.
@@ -682,7 +982,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     std::optional<Candidate> list;
     if (wide) list = BestListSchedule();
     if (list && list->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) {
-      if (FitsMemory(*list)) return finish(*list);
+      if (FitsMemory(*list)) return finish_best(*list);
       overflowed = true;
       overflowing = list->placement;
       list.reset();
@@ -696,17 +996,18 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     // graphs small enough for the post-pass).
     if (order.size() == 2 && PostPassBudget() >= 2 && FitsMemory(*order[0]) &&
         FitsMemory(*order[1])) {
-      if (SimulatedUs(order[1]->placement) < SimulatedUs(order[0]->placement)) {
-        std::swap(order[0], order[1]);
-      }
+      order[0]->simulated_us = SimulatedUs(order[0]->placement);
+      order[1]->simulated_us = SimulatedUs(order[1]->placement);
+      if (order[1]->simulated_us < order[0]->simulated_us) std::swap(order[0], order[1]);
     }
     for (Candidate* candidate : order) {
-      if (FitsMemory(*candidate)) return finish(*candidate);
+      if (FitsMemory(*candidate)) return finish_best(*candidate);
       overflowed = true;
       if (!overflowing) overflowing = candidate->placement;
     }
     if (!overflowed) break;  // no plan within the estimates: nothing to repair
   }
+  if (interleaved) return finish(*interleaved);  // the one plan that fitted
   absl::StatusOr<Placement> repaired =
       RepairOrGiveUp(graph_, cluster_, options_.microbatches, std::move(overflowing));
   if (!repaired.ok()) return repaired.status();

@@ -10,7 +10,10 @@
 // boundary once toward balance, judged by a few simulations (bounded work, a
 // dozen runs at most). Given the node graph below the units, SGP also
 // schedules the nodes themselves and keeps that plan when it simulates
-// faster. The steps are numbered in sgp.cc.
+// faster. With micro-batches SGP also tries interleaved stages (chunk i of
+// the order on device i mod D, on the units and on the nodes), which shrink
+// the pipeline's fill and drain; the simulator judges them. The steps are
+// numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
 // (it is checked: by ProvablePeakBytes when that suffices, else by one
@@ -35,7 +38,8 @@ namespace autopar::search {
 /// What SGP chose, for reports and benchmarks.
 struct SgpResult {
   costmodel::Placement placement;
-  /// "segments" (contiguous segments of the topological order), "list"
+  /// "segments" (contiguous segments of the topological order), "interleaved
+  /// segments" (chunk i of that order on device i mod D), "list"
   /// (rank-ordered list scheduling by earliest finish), "earliest task
   /// first" (ETF list scheduling) or "memory repair" (none fitted;
   /// search/memory_repair.h made one of them fit).
@@ -50,8 +54,8 @@ struct SgpResult {
   int post_pass_moves = 0;
   /// A device and priority per node of SearchOptions::nodes when a schedule
   /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
-  /// step 7; strategy "earliest task first on nodes" or "favourite-child ETF on
-  /// nodes"); empty otherwise, and
+  /// step 7; strategy "earliest task first on nodes", "favourite-child ETF on
+  /// nodes" or "interleaved segments of nodes"); empty otherwise, and
   /// then each node goes where its unit went.
   costmodel::Placement node_placement;
 };

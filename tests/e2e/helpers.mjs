@@ -36,6 +36,23 @@ export function randomPlacementFile(plan, devices, seed, dir) {
 }
 
 /**
+ * Runs the runner on a deployment folder or Triton repository `dir` with
+ * `runnerArgs` and returns its JSON report. Throws with the runner's output
+ * when it fails.
+ */
+export function runReport(dir, runnerArgs) {
+  const r = runner([dir, ...runnerArgs]);
+  let report;
+  try {
+    report = JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`runner on ${dir}: exit ${r.code}: ${r.stdout}${r.stderr}`);
+  }
+  if (r.code !== 0) throw new Error(`runner on ${dir}: exit ${r.code}: ${r.stdout.slice(0, 2000)}`);
+  return report;
+}
+
+/**
  * Splits `model` into `outDir` (extra CLI flags in `args`), then runs the
  * stages in ORT with `runnerArgs` and returns the runner's JSON report plus
  * the plan. Throws with both tools' output on any failure.
@@ -43,13 +60,5 @@ export function randomPlacementFile(plan, devices, seed, dir) {
 export function splitAndRun(model, outDir, args, runnerArgs) {
   const split = autopar([model, '-o', outDir, '--stages', '--force', ...args]);
   if (split.code !== 0) throw new Error(`onnx-autopar ${model} ${args.join(' ')}: exit ${split.code}: ${split.stderr}`);
-  const r = runner([outDir, ...runnerArgs]);
-  let report;
-  try {
-    report = JSON.parse(r.stdout);
-  } catch {
-    throw new Error(`runner on ${outDir} (${args.join(' ')}): exit ${r.code}: ${r.stdout}${r.stderr}`);
-  }
-  if (r.code !== 0) throw new Error(`runner on ${outDir} (${args.join(' ')}): exit ${r.code}: ${r.stdout.slice(0, 2000)}`);
-  return { report, plan: readPlan(outDir) };
+  return { report: runReport(outDir, runnerArgs), plan: readPlan(outDir) };
 }

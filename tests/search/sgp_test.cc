@@ -274,6 +274,42 @@ TEST(SgpTest, BranchesBesideTheMainPathOverlapOnAnotherDevice) {
   EXPECT_LE(step_us, 1.06 * costmodel::ComputeLowerBound(g, c).bound_us);
 }
 
+// M micro-batches through D contiguous stages idle for the fill and drain,
+// (M + D - 1) / M of the balanced step: 1.75 for 4 and 4. Interleaved
+// stages, chunk i of the order on device i mod D, cut the idle part.
+TEST(SgpTest, PipelinedChainIsInterleavedAcrossDevices) {
+  CostGraph g = BuildGraph(Chain(std::vector<int64_t>(63, 100)));
+  Cluster c = TestCluster(4, kGiB);
+  SearchOptions options;
+  options.microbatches = 4;
+  absl::StatusOr<SgpResult> r = RunSgp(g, c, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->strategy, "interleaved segments");
+  int runs = 1;  // runs of one device along the chain
+  for (uint32_t u = 1; u < g.num_units(); ++u)
+    runs += r->placement.device[u] != r->placement.device[u - 1];
+  EXPECT_GT(runs, 4);
+
+  Placement contiguous;
+  for (uint32_t u = 0; u < g.num_units(); ++u)
+    contiguous.device.push_back(static_cast<int32_t>(u / 16));
+  Simulator sim(g, c);
+  const double contiguous_us = sim.Run(contiguous, {.microbatches = 4}).step_time_us;
+  const double interleaved_us = sim.Run(r->placement, {.microbatches = 4}).step_time_us;
+  EXPECT_LT(interleaved_us, 0.8 * contiguous_us);
+  EXPECT_LE(interleaved_us, 1.3 * costmodel::ComputeLowerBound(g, c, 4).bound_us);
+}
+
+// One micro-batch gains nothing from a pipeline: the chain stays on one
+// device, as before interleaved stages existed.
+TEST(SgpTest, ChainWithOneMicroBatchIsNotInterleaved) {
+  CostGraph g = BuildGraph(Chain(std::vector<int64_t>(63, 100)));
+  absl::StatusOr<SgpResult> r = RunSgp(g, TestCluster(4, kGiB), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->strategy, "segments");
+  EXPECT_EQ(DevicesOf(r->placement, 0, g.num_units()).size(), 1u);
+}
+
 TEST(SgpTest, EmptyGraphAndOneDevice) {
   CostGraph empty = BuildGraph({});
   EXPECT_TRUE(PlaceOrDie(empty, TestCluster(2, kGiB)).device.empty());

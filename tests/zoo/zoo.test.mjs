@@ -1,14 +1,16 @@
 // The model zoo end to end: every model exported by tests/zoo/export_zoo.py
 // is inspected (info), costed (cost), split on 4 devices by SGP and by a
-// seeded random node placement (both with --stages), and each deployment run
-// in ONNX Runtime against the unsplit model (atol/rtol 1e-4). The table of
-// results (model, source, nodes, estimates used, split ok, max abs error) is
-// printed as a diagnostic and written to ZOO_DIR/zoo_table.md.
+// seeded random node placement (both with --stages --triton), and each
+// deployment run in ONNX Runtime against the unsplit model (atol/rtol 1e-4):
+// the stage models as plan.json wires them, and the Triton repository as its
+// ensemble config wires them. The table of results (model, source, nodes,
+// estimates used, split ok, Triton ok, max abs error over both) is printed as
+// a diagnostic and written to ZOO_DIR/zoo_table.md.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, autopar, randomPlacementFile, splitAndRun, tempDir } from '../e2e/helpers.mjs';
+import { CLI, autopar, randomPlacementFile, runReport, splitAndRun, tempDir } from '../e2e/helpers.mjs';
 
 const ZOO_DIR = process.env.AUTOPAR_ZOO_DIR;
 const DEVICES = 4;
@@ -27,9 +29,9 @@ test('the zoo holds at least 30 models', { skip: missing }, () => {
 });
 
 for (const m of models) {
-  test(`${m.name}: info, cost, SGP and random splits match the unsplit model in ORT`, { skip: missing, timeout: 300000 }, () => {
+  test(`${m.name}: info, cost, SGP and random splits and their Triton repositories match the unsplit model in ORT`, { skip: missing, timeout: 300000 }, () => {
     const model = join(ZOO_DIR, m.file);
-    const row = { name: m.name, source: m.source, nodes: m.nodes, estimates: '', ok: false, maxAbs: NaN };
+    const row = { name: m.name, source: m.source, nodes: m.nodes, estimates: '', ok: false, tritonOk: false, maxAbs: NaN, tritonMaxAbs: NaN };
     rows.push(row);
     const info = autopar(['info', model, ...m.autopar]);
     assert.equal(info.code, 0, `info: ${info.stderr}`);
@@ -39,8 +41,19 @@ for (const m of models) {
 
     const work = tempDir(`zoo-${m.name}`);
     const runnerArgs = ['--check', model, '--seed', '3', ...m.runner];
-    const sgp = splitAndRun(model, join(work, 'sgp'), ['--devices', String(DEVICES), '--quiet', ...m.autopar], runnerArgs);
-    assert.equal(sgp.report.check.ok, true, `SGP split differs: ${JSON.stringify(sgp.report.check).slice(0, 500)}`);
+    // A split, run from plan.json, and its Triton repository, run from the
+    // configs alone (its error kept, so the table tells the two apart).
+    const split = (name, args) => {
+      const dir = join(work, name);
+      const run = splitAndRun(model, dir, ['--devices', String(DEVICES), '--triton', ...args, ...m.autopar], runnerArgs);
+      assert.equal(run.report.check.ok, true, `${name} split differs: ${JSON.stringify(run.report.check).slice(0, 500)}`);
+      try {
+        return { ...run, triton: runReport(join(dir, 'triton'), runnerArgs) };
+      } catch (e) {
+        return { ...run, triton: { error: e.message } };
+      }
+    };
+    const sgp = split('sgp', ['--quiet']);
     assert.equal(sgp.plan.devices.length, DEVICES);
     // Every estimate is listed once on stderr per kind and in plan.json.
     const kinds = [...new Set(sgp.plan.estimates.map((e) => e.kind))];
@@ -48,18 +61,27 @@ for (const m of models) {
     if (kinds.length > 0) assert.match(info.stderr, /estimated \d+ /);
 
     const placement = randomPlacementFile(sgp.plan, DEVICES, RANDOM_SEED, work);
-    const random = splitAndRun(model, join(work, 'random'), ['--devices', String(DEVICES), '--placement', placement, ...m.autopar], runnerArgs);
-    assert.equal(random.report.check.ok, true, `random split differs: ${JSON.stringify(random.report.check).slice(0, 500)}`);
+    const random = split('random', ['--placement', placement]);
     assert.equal(random.plan.algorithm, 'given');
     row.maxAbs = Math.max(sgp.report.check.max_abs, random.report.check.max_abs);
     row.ok = true;
+    for (const [name, { triton }] of [['SGP', sgp], ['random', random]]) {
+      assert.ok(!triton.error, `${name} split's Triton repository: ${triton.error}`);
+      assert.equal(triton.check.ok, true, `${name} split's Triton repository differs: ${JSON.stringify(triton.check).slice(0, 500)}`);
+    }
+    row.tritonMaxAbs = Math.max(sgp.triton.check.max_abs, random.triton.check.max_abs);
+    row.maxAbs = Math.max(row.maxAbs, row.tritonMaxAbs);
+    row.tritonOk = true;
   });
 }
 
 test.after(() => {
   if (missing || rows.length === 0) return;
-  const lines = ['| model | source | nodes | estimates used | split ok | max abs error |', '|---|---|---|---|---|---|'];
-  for (const r of rows) lines.push(`| ${r.name} | ${r.source} | ${r.nodes} | ${r.estimates || '—'} | ${r.ok ? 'yes' : 'NO'} | ${Number.isNaN(r.maxAbs) ? '—' : r.maxAbs.toExponential(2)} |`);
+  const lines = ['| model | source | nodes | estimates used | split ok | Triton ok | max abs error |', '|---|---|---|---|---|---|---|'];
+  for (const r of rows) lines.push(`| ${r.name} | ${r.source} | ${r.nodes} | ${r.estimates || '—'} | ${r.ok ? 'yes' : 'NO'} | ${r.tritonOk ? 'yes' : 'NO'} | ${Number.isNaN(r.maxAbs) ? '—' : r.maxAbs.toExponential(2)} |`);
+  const triton = rows.filter((r) => r.tritonOk);
+  const tritonMax = Math.max(...triton.map((r) => r.tritonMaxAbs));
+  lines.push('', `Triton repositories: ${triton.length} of ${rows.length} models match (SGP and random splits), max abs error ${triton.length ? tritonMax.toExponential(2) : '—'}`);
   writeFileSync(join(ZOO_DIR, 'zoo_table.md'), `${lines.join('\n')}\n`);
   console.log(lines.map((l) => `# ${l}`).join('\n'));
 });

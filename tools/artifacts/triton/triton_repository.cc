@@ -1,11 +1,13 @@
 #include "tools/artifacts/triton/triton_repository.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/text_format.h"
+#include "onnx_io/shape_inference.h"
 
 namespace autopar::tools {
 namespace {
@@ -58,25 +60,68 @@ struct TensorSpec {
   bool scalar = false;
 };
 
-absl::StatusOr<TensorSpec> SpecOf(const onnx::ValueInfoProto& info) {
-  if (!info.type().has_tensor_type()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", info.name(), "' is not a tensor; Triton passes only tensors"));
+// A stage model's tensor types by name: what ONNX's shape inference gives on
+// a weight-free copy of the stage, which merges in what the stage declares.
+// Best effort: when inference fails, the declared types.
+class StageTypes {
+ public:
+  explicit StageTypes(const onnx::ModelProto& stage) {
+    absl::StatusOr<onnx::ModelProto> inferred = onnx_io::InferShapesOfCopy(stage);
+    if (inferred.ok()) inferred_ = *std::move(inferred);
+    const onnx::GraphProto& g = inferred.ok() ? inferred_.graph() : stage.graph();
+    for (const auto* list : {&g.input(), &g.value_info(), &g.output()}) {
+      for (const onnx::ValueInfoProto& info : *list) types_.emplace(info.name(), &info.type());
+    }
   }
-  const onnx::TypeProto::Tensor& tensor = info.type().tensor_type();
+
+  // The type of `info`'s tensor as inferred, else as `info` declares it.
+  const onnx::TypeProto& Of(const onnx::ValueInfoProto& info) const {
+    auto it = types_.find(info.name());
+    return it == types_.end() ? info.type() : *it->second;
+  }
+
+ private:
+  onnx::ModelProto inferred_;
+  std::map<std::string, const onnx::TypeProto*> types_;
+};
+
+// The element type and Triton dims of a stage's input or output `name` of
+// type `type`. `planned` is the IR's value (null when the IR lacks it): its
+// rank stands in for an unknown one, and with `planned_dims` (see
+// ShapesThatLend) its numbers for dims the type leaves open: the plan binds
+// symbols (--dim), ONNX Runtime's inference fixes dims that ONNX 1.12's
+// cannot, and Triton refuses a -1 where ONNX Runtime has a number. Any other
+// dim is -1.
+absl::StatusOr<TensorSpec> SpecOf(const std::string& name, const onnx::TypeProto& type,
+                                  const ir::Value* planned, bool planned_dims) {
+  if (!type.has_tensor_type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name, "' is not a tensor; Triton passes only tensors"));
+  }
+  const onnx::TypeProto::Tensor& tensor = type.tensor_type();
   absl::StatusOr<triton::DataType> data_type = TritonDataType(tensor.elem_type());
   if (!data_type.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", info.name(), "': ", data_type.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "': ", data_type.status().message()));
   }
-  if (!tensor.has_shape()) {
+  const bool planned_rank = planned != nullptr && planned->shape.has_rank();
+  if (!tensor.has_shape() && !planned_rank) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the rank of '", info.name(), "' is not known; Triton needs the dims of every input and ",
+        "the rank of '", name, "' is not known; Triton needs the dims of every input and ",
         "output (give the input shapes with --input-shape or --dim)"));
   }
+  const size_t rank = tensor.has_shape() ? tensor.shape().dim_size() : planned->shape.rank();
+  const bool lends = planned_dims && planned_rank && planned->shape.rank() == rank;
   TensorSpec spec{.data_type = *data_type};
-  for (const onnx::TensorShapeProto::Dimension& d : tensor.shape().dim()) {
-    spec.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dim = -1;
+    const onnx::TensorShapeProto::Dimension* d =
+        tensor.has_shape() ? &tensor.shape().dim(static_cast<int>(i)) : nullptr;
+    if (d != nullptr && d->has_dim_value() && d->dim_value() >= 0) {
+      dim = d->dim_value();
+    } else if (lends && planned->shape.dim(i).known()) {
+      dim = planned->shape.dim(i).value;
+    }
+    spec.dims.push_back(dim);
   }
   if (spec.dims.empty()) {
     spec.scalar = true;
@@ -95,28 +140,80 @@ void SetIo(const std::string& name, const TensorSpec& spec, bool reshape_scalar,
   if (spec.scalar && reshape_scalar) io.mutable_reshape();
 }
 
+// Per value of `graph`: whether the planner's shape may stand in for dims
+// the stage models leave open. Not for graph inputs (they keep their
+// symbols), values whose shape rests on an estimate, or values computed,
+// directly or not, from an input in `given` (--input-value).
+std::vector<bool> ShapesThatLend(const ir::Graph& graph, const std::set<std::string>& given) {
+  std::vector<bool> follows_given(graph.num_values(), false);
+  for (ir::ValueId in : graph.inputs()) {
+    follows_given[in.index()] = given.contains(graph.value(in).name);
+  }
+  for (const ir::Node& node : graph.nodes()) {  // topological order
+    bool follows = false;
+    for (ir::ValueId in : node.inputs)
+      follows = follows || (in.valid() && follows_given[in.index()]);
+    for (ir::ValueId in : node.captured) follows = follows || follows_given[in.index()];
+    if (!follows) continue;
+    for (ir::ValueId out : node.outputs) {
+      if (out.valid()) follows_given[out.index()] = true;
+    }
+  }
+  std::vector<bool> lends(graph.num_values(), false);
+  for (size_t i = 0; i < graph.num_values(); ++i) {
+    const ir::Value& v = graph.values()[i];
+    lends[i] = v.kind != ir::ValueKind::kGraphInput && !v.shape_estimated && !follows_given[i];
+  }
+  return lends;
+}
+
+// The initializers of `graph` (weights, even those it lists among its
+// inputs).
+std::set<std::string> InitializerNames(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  for (const onnx::TensorProto& t : graph.initializer()) names.insert(t.name());
+  return names;
+}
+
 // A stage model's config: its inputs and outputs as ONNX Runtime sees them,
 // one instance on `gpu`.
 absl::StatusOr<triton::ModelConfig> StageConfig(const std::string& name, const passes::Stage& stage,
-                                                int32_t gpu,
+                                                int32_t gpu, const ir::Graph* planned,
+                                                const std::vector<bool>& lends,
                                                 std::map<std::string, TensorSpec>& specs) {
   triton::ModelConfig config;
   config.set_name(name);
   config.set_platform("onnxruntime_onnx");
   config.set_max_batch_size(0);
   const onnx::GraphProto& graph = stage.proto.graph();
-  auto where = [&](const absl::Status& s) {
-    return absl::Status(s.code(), absl::StrCat("stage ", stage.id, ": ", s.message()));
+  const StageTypes types(stage.proto);
+  auto spec_of = [&](const onnx::ValueInfoProto& info) -> absl::StatusOr<TensorSpec> {
+    const ir::Value* value = nullptr;
+    bool value_dims = false;
+    if (planned != nullptr) {
+      if (std::optional<ir::ValueId> id = planned->FindValue(info.name())) {
+        value = &planned->value(*id);
+        value_dims = lends[id->index()];
+      }
+    }
+    absl::StatusOr<TensorSpec> spec = SpecOf(info.name(), types.Of(info), value, value_dims);
+    if (!spec.ok()) {
+      return absl::Status(spec.status().code(),
+                          absl::StrCat("stage ", stage.id, ": ", spec.status().message()));
+    }
+    return spec;
   };
+  const std::set<std::string> weights = InitializerNames(graph);
   for (const onnx::ValueInfoProto& input : graph.input()) {
-    absl::StatusOr<TensorSpec> spec = SpecOf(input);
-    if (!spec.ok()) return where(spec.status());
+    if (weights.contains(input.name())) continue;
+    absl::StatusOr<TensorSpec> spec = spec_of(input);
+    if (!spec.ok()) return spec.status();
     SetIo(input.name(), *spec, /*reshape_scalar=*/true, *config.add_input());
     specs.emplace(input.name(), *spec);
   }
   for (const onnx::ValueInfoProto& output : graph.output()) {
-    absl::StatusOr<TensorSpec> spec = SpecOf(output);
-    if (!spec.ok()) return where(spec.status());
+    absl::StatusOr<TensorSpec> spec = spec_of(output);
+    if (!spec.ok()) return spec.status();
     SetIo(output.name(), *spec, /*reshape_scalar=*/true, *config.add_output());
     specs.emplace(output.name(), *spec);
   }
@@ -141,6 +238,9 @@ absl::StatusOr<TritonRepository> BuildTritonRepository(const passes::Deployment&
   std::set<std::string> graph_inputs;
   for (const passes::InputUse& input : deployment.inputs) graph_inputs.insert(input.name);
 
+  const std::vector<bool> lends = options.graph != nullptr
+                                      ? ShapesThatLend(*options.graph, options.given_inputs)
+                                      : std::vector<bool>();
   TritonRepository repository;
   triton::ModelConfig ensemble;
   ensemble.set_name(options.model_name);
@@ -167,14 +267,15 @@ absl::StatusOr<TritonRepository> BuildTritonRepository(const passes::Deployment&
     if (!stage_names.insert(name).second) {
       return absl::InternalError(absl::StrCat("two stages are named '", name, "'"));
     }
-    absl::StatusOr<triton::ModelConfig> config = StageConfig(name, stage, gpu, specs);
+    absl::StatusOr<triton::ModelConfig> config =
+        StageConfig(name, stage, gpu, options.graph, lends, specs);
     if (!config.ok()) return config.status();
     repository.models.push_back({.config = *std::move(config), .model = &stage.proto});
 
     triton::ModelEnsembling::Step* step = scheduling->add_step();
     step->set_model_name(name);
     step->set_model_version(-1);
-    for (const onnx::ValueInfoProto& input : stage.proto.graph().input()) {
+    for (const triton::ModelInput& input : repository.models.back().config.input()) {
       (*step->mutable_input_map())[input.name()] = input.name();
     }
     for (const onnx::ValueInfoProto& output : stage.proto.graph().output()) {

@@ -20,16 +20,29 @@
 // dimension that is not a fixed number is -1, and a scalar is `dims: [1]` —
 // Triton wants non-empty dims — with an empty `reshape` on the stage model,
 // so ONNX Runtime still gets a scalar; the ensemble's tensor is then [1].
+// Triton's ONNX Runtime backend refuses a config whose -1 meets a dim that
+// ONNX Runtime's own inference fixes, so a stage's dims are what ONNX's shape
+// inference gives on the stage model (over what it declares: a fixed dim
+// beats a symbolic one), then the planner's shapes for dims it cannot reach
+// (ONNX 1.12 has no data propagation here and no opset-18 schemas). Shapes
+// that rest on an estimate (plan.json's "estimates") or on an --input-value
+// never lend a dim.
+//
+// Initializers that a stage lists among its graph inputs are no Triton
+// inputs: ONNX Runtime treats them as overridable weights, Triton would
+// demand them in every request.
 #ifndef AUTOPAR_TOOLS_ARTIFACTS_TRITON_TRITON_REPOSITORY_H_
 #define AUTOPAR_TOOLS_ARTIFACTS_TRITON_TRITON_REPOSITORY_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ir/graph.h"
 #include "onnx/onnx_pb.h"
 #include "onnx_io/deployment_writer.h"
 #include "passes/partition.h"
@@ -44,6 +57,14 @@ struct TritonRepositoryOptions {
   /// The GPU of each device: device k's stages run on gpus[k]. Empty: device
   /// k runs on GPU k. Two devices may share a GPU.
   std::vector<int32_t> gpus;
+  /// The source model's IR with its shapes, for the dims that neither a stage
+  /// model declares nor ONNX infers on it; values marked shape_estimated lend
+  /// none. Null: declared and inferred dims only.
+  const ir::Graph* graph = nullptr;
+  /// Graph inputs whose contents the plan was given (--input-value): the
+  /// planner's shapes of what is computed from them hold for those contents
+  /// only, and a request may send others, so they lend no dims either.
+  std::set<std::string> given_inputs;
 };
 
 /// One model of the repository: its config and, for a stage, its ONNX model

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -88,6 +90,18 @@ examples:
   onnx-autopar model.onnx -o out --json --dot out.dot
 )";
 
+// The graph inputs whose contents --input-value gives.
+std::set<std::string> GivenInputs(const pipeline::SplitRequest& request) {
+  std::set<std::string> names;
+  for (const auto& [name, values] : request.problem.shapes.input_values) names.insert(name);
+  return names;
+}
+
+// "1 stage", "4 stages".
+std::string Counted(size_t n, const char* noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
+
 std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report,
                     int plan_microbatches, const TritonRepository* triton_repo) {
   const pipeline::PlanningProblem& problem = result.problem;
@@ -97,13 +111,15 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
   const costmodel::Cluster& cluster = problem.cluster;
   std::string text;
   absl::StrAppendFormat(
-      &text, "wrote %s: %d device models%s, plan.json%s%s\n", out_dir, cluster.num_devices(),
-      deployment.stages.empty() ? "" : absl::StrCat(", ", deployment.stages.size(), " stages"),
+      &text, "wrote %s: %s%s, plan.json%s%s\n", out_dir,
+      Counted(cluster.num_devices(), "device model"),
+      deployment.stages.empty() ? ""
+                                : absl::StrCat(", ", Counted(deployment.stages.size(), "stage")),
       report ? ", report.html" : "",
       triton_repo == nullptr
           ? ""
           : absl::StrCat(", triton/ (ensemble '", triton_repo->models.back().config.name(), "' of ",
-                         triton_repo->models.size() - 1, " stage models)"));
+                         Counted(triton_repo->models.size() - 1, "stage model"), ")"));
   absl::StrAppendFormat(&text, "placement  %s (%.1f ms search), %u nodes in %u units\n",
                         plan.algorithm, plan.search_time_ms, problem.model->graph.num_nodes(),
                         problem.units().num_units());
@@ -239,8 +255,11 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     if (absl::Status s = CheckTritonGpus(*triton_flags, problem.cluster.num_devices()); !s.ok())
       return UsageError(s.message(), kUsage);
     const std::string stem = std::filesystem::path(model_path).stem().string();
-    absl::StatusOr<TritonRepository> repository = BuildTritonRepository(
-        result->deployment, {.model_name = TritonModelName(stem), .gpus = triton_flags->gpus});
+    absl::StatusOr<TritonRepository> repository =
+        BuildTritonRepository(result->deployment, {.model_name = TritonModelName(stem),
+                                                   .gpus = triton_flags->gpus,
+                                                   .graph = &problem.model->graph,
+                                                   .given_inputs = GivenInputs(request)});
     if (!repository.ok()) {
       return ReportError(absl::Status(
           repository.status().code(),

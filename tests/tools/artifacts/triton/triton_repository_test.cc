@@ -14,6 +14,8 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "onnx_io/import.h"
+#include "passes/infer_shapes.h"
 #include "passes/partition.h"
 #include "tests/passes/partition_test_util.h"
 
@@ -68,6 +70,55 @@ Split SplitText(const std::string& text, const std::vector<int32_t>& node_device
       passes::Partition(loaded->model, loaded->graph, node_device, 2, {.stages = true});
   EXPECT_TRUE(deployment.ok()) << deployment.status();
   return {*std::move(loaded), *std::move(deployment)};
+}
+
+// The graph's first output declared as a tensor of unknown rank.
+void ClearOutputShape(onnx::GraphProto& g) {
+  g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+// SplitText with shapes inferred under `options` (--dim, --input-value).
+Split SplitBound(const std::string& text, const std::vector<int32_t>& node_device,
+                 const passes::ShapeOptions& options,
+                 const std::function<void(onnx::GraphProto&)>& edit = nullptr) {
+  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(text);
+  EXPECT_TRUE(proto.ok()) << proto.status();
+  if (edit) edit(*proto->mutable_graph());
+  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*std::move(proto));
+  EXPECT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  EXPECT_TRUE(passes::InferShapes(*model, options, *graph).ok());
+  passes::testing::Loaded loaded{*std::move(model), *std::move(graph)};
+  absl::StatusOr<passes::Deployment> deployment =
+      passes::Partition(loaded.model, loaded.graph, node_device, 2, {.stages = true});
+  EXPECT_TRUE(deployment.ok()) << deployment.status();
+  return {std::move(loaded), *std::move(deployment)};
+}
+
+// The config of `name` among the repository's models.
+const triton::ModelConfig& ConfigOf(const TritonRepository& repository, const std::string& name) {
+  for (const TritonModel& model : repository.models) {
+    if (model.config.name() == name) return model.config;
+  }
+  ADD_FAILURE() << "no model " << name;
+  return repository.models.back().config;
+}
+
+// The dims of every input or output named `tensor` in the repository's
+// configs, one list per appearance.
+std::vector<std::vector<int64_t>> DimsEverywhere(const TritonRepository& repository,
+                                                 const std::string& tensor) {
+  std::vector<std::vector<int64_t>> all;
+  for (const TritonModel& model : repository.models) {
+    for (const triton::ModelInput& io : model.config.input()) {
+      if (io.name() == tensor) all.push_back({io.dims().begin(), io.dims().end()});
+    }
+    for (const triton::ModelOutput& io : model.config.output()) {
+      if (io.name() == tensor) all.push_back({io.dims().begin(), io.dims().end()});
+    }
+  }
+  return all;
 }
 
 TritonRepository Build(const passes::Deployment& deployment,
@@ -306,6 +357,146 @@ TEST(TritonRepositoryTest, FilesAreTheConfigsTheStageModelsAndTheEnsemblesVersio
   EXPECT_THAT(files.folders, ElementsAre("triton/chain/1"));
   EXPECT_EQ(files.extra_files["triton/chain_s1/config.pbtxt"],
             TritonConfigText(repository.models[1].config));
+}
+
+TEST(TritonRepositoryTest, OutputDimsComeFromShapeInferenceOnTheStageModel) {
+  // y is declared [N, 3] and then without any shape; ONNX Runtime fixes it
+  // to [2, 3] from x, and would refuse a config saying -1 for N.
+  constexpr char kDeclaredN[] = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x) => (float[N,3] y) {
+      a = Relu(x)
+      y = Neg(a)
+    }
+  )";
+  for (const bool declared : {true, false}) {
+    SCOPED_TRACE(declared ? "declared [N, 3]" : "declared without shape");
+    const Split split = SplitText(kDeclaredN, {0, 1}, [&](onnx::GraphProto& g) {
+      if (!declared) ClearOutputShape(g);
+    });
+    // Without the planner's shapes: the stage model alone.
+    const TritonRepository repository = Build(split.deployment, {.model_name = "m"});
+    EXPECT_THAT(Dims(ConfigOf(repository, "m_s1").output(0)), ElementsAre(2, 3));
+    EXPECT_THAT(Dims(ConfigOf(repository, "m").output(0)), ElementsAre(2, 3));
+  }
+}
+
+TEST(TritonRepositoryTest, ThePlannersShapesFillWhatOnnxInferenceCannotReach) {
+  // A Reshape to a shape computed at run time: ONNX 1.12 infers no rank for
+  // y on the stage, the planner (data propagation, folding) knows [4, 2].
+  constexpr char kReshape[] = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,4] x) => (float[2,4] y) {
+      t = Transpose <perm = [1, 0]> (x)
+      s = Shape(t)
+      y = Reshape(x, s)
+    }
+  )";
+  const Split split = SplitText(kReshape, {0, 0, 1}, ClearOutputShape);
+  absl::StatusOr<TritonRepository> alone =
+      BuildTritonRepository(split.deployment, {.model_name = "m"});
+  EXPECT_THAT(alone.status().message(), HasSubstr("rank of 'y'"));
+  const TritonRepository repository =
+      Build(split.deployment, {.model_name = "m", .graph = &split.loaded.graph});
+  EXPECT_THAT(DimsEverywhere(repository, "y"), ::testing::Each(ElementsAre(4, 2)));
+}
+
+TEST(TritonRepositoryTest, BoundSymbolsAreNumbersExceptOnGraphInputs) {
+  // --dim N=4: what the stages compute is [4, 3] (their models are written
+  // for it); the graph input keeps its symbol.
+  const Split split = SplitBound(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] x) => (float[N,3] y) {
+      a = Relu(x)
+      y = Neg(a)
+    }
+  )",
+                                 {0, 1}, {.dim_values = {{"N", 4}}});
+  const TritonRepository repository =
+      Build(split.deployment, {.model_name = "m", .graph = &split.loaded.graph});
+  EXPECT_THAT(DimsEverywhere(repository, "x"), ::testing::Each(ElementsAre(-1, 3)));
+  EXPECT_THAT(DimsEverywhere(repository, "a"), ::testing::Each(ElementsAre(4, 3)));
+  EXPECT_THAT(DimsEverywhere(repository, "y"), ::testing::Each(ElementsAre(4, 3)));
+}
+
+TEST(TritonRepositoryTest, EstimatedDimsStayMinusOne) {
+  // The If's branches give [2, 3] and [2, 5]; the condition is not known, so
+  // the planner assumes the larger, an estimate: only dim 0 is a fact.
+  const Split split = SplitText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (bool c, float[2,3] x, float[2,2] w) => (float[2,3] y) {
+      z = If (c) <
+        then_branch = then_g () => (float[2,3] t) { t = Relu(x) },
+        else_branch = else_g () => (float[2,5] e) { e = Concat <axis = 1> (x, w) }
+      >
+      y = Neg(z)
+    }
+  )",
+                                {0, 1}, ClearOutputShape);
+  const ir::Graph& graph = split.loaded.graph;
+  ASSERT_TRUE(graph.value(*graph.FindValue("z")).shape_estimated);
+  const TritonRepository repository = Build(split.deployment, {.model_name = "m", .graph = &graph});
+  // The stage that computes z: ONNX's inference merges the branches.
+  EXPECT_THAT(Dims(ConfigOf(repository, "m_s0").output(0)), ElementsAre(2, -1));
+  for (const char* tensor : {"z", "y"}) {
+    SCOPED_TRACE(tensor);
+    const std::vector<std::vector<int64_t>> all = DimsEverywhere(repository, tensor);
+    ASSERT_FALSE(all.empty());
+    for (const std::vector<int64_t>& dims : all) {
+      ASSERT_EQ(dims.size(), 2u);
+      EXPECT_EQ(dims[1], -1);
+    }
+  }
+}
+
+TEST(TritonRepositoryTest, ShapesThatFollowAGivenInputValueStayOpen) {
+  // --input-value r=2,1 plans t as [4, 3]; a request may send other repeats.
+  const Split split = SplitBound(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x, int64[2] r) => (float[4,3] y) {
+      a = Relu(x)
+      t = Tile(a, r)
+      y = Neg(t)
+    }
+  )",
+                                 {0, 1, 1}, {.input_values = {{"r", {2, 1}}}}, ClearOutputShape);
+  const ir::Graph& graph = split.loaded.graph;
+  ASSERT_EQ(graph.value(*graph.FindValue("y")).shape.ToString(), "[4,3]");
+  EXPECT_THAT(DimsEverywhere(Build(split.deployment, {.model_name = "m", .graph = &graph}), "y"),
+              ::testing::Each(ElementsAre(4, 3)));
+  const TritonRepository repository =
+      Build(split.deployment, {.model_name = "m", .graph = &graph, .given_inputs = {"r"}});
+  EXPECT_THAT(DimsEverywhere(repository, "y"), ::testing::Each(ElementsAre(-1, -1)));
+  EXPECT_THAT(DimsEverywhere(repository, "a"), ::testing::Each(ElementsAre(2, 3)));
+}
+
+TEST(TritonRepositoryTest, InitializersListedAsGraphInputsAreNoTritonInputs) {
+  // b is a weight the graph also lists as an input (ONNX Runtime lets a
+  // caller override it); Triton would demand it in every request.
+  const Split split = SplitText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2,3] x, float[3] b) => (float[2,3] y)
+      <float[3] b = {1.0, 2.0, 3.0}>
+    {
+      a = Add(x, b)
+      y = Neg(a)
+    }
+  )",
+                                {0, 1});
+  const TritonRepository repository = Build(split.deployment, {.model_name = "m"});
+  bool stage_lists_b = false;
+  for (const passes::Stage& stage : split.deployment.stages) {
+    for (const onnx::ValueInfoProto& input : stage.proto.graph().input()) {
+      stage_lists_b = stage_lists_b || input.name() == "b";
+    }
+  }
+  EXPECT_TRUE(stage_lists_b) << "the case this test is about did not arise";
+  EXPECT_TRUE(DimsEverywhere(repository, "b").empty());
+  for (const triton::ModelEnsembling::Step& step :
+       repository.models.back().config.ensemble_scheduling().step()) {
+    EXPECT_FALSE(step.input_map().contains("b")) << step.model_name();
+  }
+  EXPECT_THAT(DimsEverywhere(repository, "x"), ::testing::Each(ElementsAre(2, 3)));
 }
 
 TEST(TritonModelNameTest, KeepsSafeCharactersAndReplacesEveryOtherCharacterOnce) {
