@@ -1,5 +1,5 @@
 // GraphBuilder: builds IR graphs in code, for tests and generated benchmarks,
-// so that a test's graph is visible at a glance (STYLE.md rule 8).
+// so that a test's graph is visible at a glance.
 //
 //   GraphBuilder b;
 //   ValueId x = b.Input("x", DType::kFloat, {1, 64});

@@ -1,5 +1,5 @@
 // OpKind: the operator of a node as an enum, resolved once at import so that
-// passes dispatch on an integer, never on strings (STYLE.md rule 3).
+// passes dispatch on an integer, never on strings (unknown ops show at import).
 #ifndef AUTOPAR_IR_OP_KIND_H_
 #define AUTOPAR_IR_OP_KIND_H_
 

@@ -1,5 +1,6 @@
 // The ONNX checker behind a Status: every exception the ONNX library throws is
-// caught here and becomes a message with context (STYLE.md rule 4).
+// caught here and becomes a message with context (the libraries above report
+// errors as absl::Status and never throw).
 #ifndef AUTOPAR_ONNX_IO_CHECKER_H_
 #define AUTOPAR_ONNX_IO_CHECKER_H_
 

@@ -1,5 +1,6 @@
 // A small command-line parser for the onnx-autopar subcommands. Flags live
-// only in tools/ (STYLE.md rule 6): each command declares the flags it takes
+// only in tools/ (the libraries take option structs, so tests and the
+// benchmarks call them without a command line): each command declares the flags it takes
 // and maps them onto the option structs of the libraries.
 #ifndef AUTOPAR_TOOLS_CLI_ARGS_H_
 #define AUTOPAR_TOOLS_CLI_ARGS_H_

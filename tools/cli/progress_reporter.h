@@ -1,4 +1,4 @@
-// Progress on one refreshing line of the terminal (issues 8 and 9), on stderr,
+// Progress on one refreshing line of the terminal, on stderr,
 // and only when it is a terminal and the user did not ask for --quiet, so that
 // logs and pipes stay clean:
 //   - a search's generations: "generation N  best X us  feasible  elapsed Ys",
