@@ -76,8 +76,8 @@
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, 30 simulations for step 4c and 60 for 7b
-// on graphs where that stays within kInterleavedUnitRuns, and step 7c's 40.
+// simulations; with micro-batches, up to 30 simulations for step 4c, 60 for
+// 7b and 40 for 7c, fewer on large graphs (kInterleavedUnitRuns).
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -143,11 +143,14 @@ constexpr int64_t kPostPassUnitRuns = 16000;
 /// contiguous split over every device, which step 2 may have passed over for
 /// fewer devices) and how much the last chunk's cap exceeds the first's (the
 /// timing that decides collisions is too fine to predict: a few growths, the
-/// simulator picks). Each step runs only where its candidates × the judged
-/// graph's size (units or nodes) stay within kInterleavedUnitRuns.
+/// simulator picks). Each of steps 4c, 7b and 7c simulates at most
+/// kInterleavedUnitRuns unit (or node) instances: runs × the judged graph's
+/// size × M. Below that the candidates are tried in the order listed, growth
+/// first, until it is spent (on the models: all of them, under 1,700 nodes
+/// with 4 micro-batches).
 constexpr int kChunksPerDevice[] = {1, 2, 3, 4, 6, 8};
 constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
-constexpr int64_t kInterleavedUnitRuns = 100000;
+constexpr int64_t kInterleavedUnitRuns = 400000;
 /// Step 7c: boundary moves tried on the best node plan with micro-batches.
 constexpr int kMaxBoundarySweepSimulations = 40;
 
@@ -265,6 +268,7 @@ class Sgp {
   std::optional<Candidate> BestInterleaved();
   bool NodesUsable() const;
   int64_t JudgedSize() const;
+  int64_t InterleavedRuns(int64_t size) const;
   double JudgedUs(const Placement& plan);
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
@@ -620,15 +624,16 @@ std::optional<Candidate> Sgp::BestListSchedule() {
 // timing there decides who collides — and the fastest that fits wins.
 std::optional<Candidate> Sgp::BestInterleaved() {
   if (options_.microbatches <= 1 || num_devices_ < 2) return std::nullopt;
-  const int64_t runs = static_cast<int64_t>(std::size(kChunkGrowth) * std::size(kChunksPerDevice));
-  if ((runs + 1) * JudgedSize() > kInterleavedUnitRuns) return std::nullopt;
+  // One run is kept for judging the plan of steps 2–6 against the best.
+  int64_t runs_left = InterleavedRuns(JudgedSize()) - 1;
   std::vector<int> devices = device_order_;
   std::sort(devices.begin(), devices.end());  // neighbours in index order share islands
   std::optional<Candidate> best;
   std::vector<int> chunks;
   for (const double growth : kChunkGrowth) {
     for (const int v : kChunksPerDevice) {
-      if (static_cast<int64_t>(v) * num_devices_ > n_) break;
+      if (static_cast<int64_t>(v) * num_devices_ > n_ || runs_left <= 0) break;
+      --runs_left;
       chunks.clear();
       for (int round = 0; round < v; ++round) {
         chunks.insert(chunks.end(), devices.begin(), devices.end());
@@ -666,6 +671,11 @@ bool Sgp::NodesUsable() const {
   return level.graph != nullptr && level.unit_of_node != nullptr && num_devices_ >= 2 &&
          level.graph->num_units() > n_ && level.graph->num_units() <= kMaxNodesBelowUnits &&
          level.unit_of_node->size() == level.graph->num_units();
+}
+
+// The simulations steps 4c, 7b and 7c may each spend on a graph of `size`.
+int64_t Sgp::InterleavedRuns(int64_t size) const {
+  return kInterleavedUnitRuns / (std::max<int64_t>(1, size) * std::max(1, options_.microbatches));
 }
 
 int64_t Sgp::JudgedSize() const { return NodesUsable() ? options_.nodes.graph->num_units() : n_; }
@@ -834,9 +844,8 @@ void Sgp::BelowUnits(SgpResult& result) {
   // after the other, so a micro-batch reaches a chunk before the chunk's
   // predecessor in the order is done and collides with the ones behind it;
   // by earliest start chunk i holds what micro-batch 0 runs i-th.
-  const int64_t runs =
-      static_cast<int64_t>(2 * std::size(kChunkGrowth) * std::size(kChunksPerDevice));
-  if (options_.microbatches <= 1 || runs * num_nodes > kInterleavedUnitRuns) return;
+  if (options_.microbatches <= 1) return;
+  int64_t runs_left = InterleavedRuns(num_nodes);
   std::vector<int> devices = device_order_;
   std::sort(devices.begin(), devices.end());
   std::vector<uint32_t> node_order(num_nodes);
@@ -857,7 +866,8 @@ void Sgp::BelowUnits(SgpResult& result) {
   for (const std::vector<uint32_t>* order : {&node_order, &by_start}) {
     for (const double growth : kChunkGrowth) {
       for (const int v : kChunksPerDevice) {
-        if (static_cast<int64_t>(v) * num_devices_ > num_nodes) break;
+        if (static_cast<int64_t>(v) * num_devices_ > num_nodes || runs_left <= 0) break;
+        --runs_left;
         Placement plan = InterleavedNodeChunks(level, cluster_, devices, v, growth, *order);
         ++simulations_;
         const costmodel::SimulationResult& theirs = simulator.Run(plan, sim_options);
@@ -879,13 +889,12 @@ void Sgp::BelowUnits(SgpResult& result) {
 // order over the best node plan's boundaries (where the device changes): the
 // left run's last quarter moves right, else the right run's first quarter
 // moves left; a move stays when the simulated step shrinks and memory fits.
-// At most kMaxBoundarySweepSimulations runs, and kInterleavedUnitRuns node
-// runs in all.
+// At most kMaxBoundarySweepSimulations runs, and InterleavedRuns.
 void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result) {
   const NodeLevel& level = options_.nodes;
   const uint32_t num_nodes = level.graph->num_units();
-  const int budget = static_cast<int>(std::min<int64_t>(
-      kMaxBoundarySweepSimulations, kInterleavedUnitRuns / std::max<uint32_t>(1, num_nodes)));
+  const int budget =
+      static_cast<int>(std::min<int64_t>(kMaxBoundarySweepSimulations, InterleavedRuns(num_nodes)));
   if (options_.microbatches <= 1 || budget < 1) return;
   Placement plan = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
                                                         : result.node_placement;

@@ -300,6 +300,18 @@ TEST(SgpTest, PipelinedChainIsInterleavedAcrossDevices) {
   EXPECT_LE(interleaved_us, 1.3 * costmodel::ComputeLowerBound(g, c, 4).bound_us);
 }
 
+// On a long chain the interleaved candidates are fewer — their simulations
+// are bounded — but still there.
+TEST(SgpTest, LongPipelinedChainIsInterleavedWithinABoundedNumberOfSimulations) {
+  CostGraph g = BuildGraph(Chain(std::vector<int64_t>(19999, 100)));
+  SearchOptions options;
+  options.microbatches = 4;
+  absl::StatusOr<SgpResult> r = RunSgp(g, TestCluster(4, kGiB), options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->strategy, "interleaved segments");
+  EXPECT_LE(r->simulations, 8);
+}
+
 // One micro-batch gains nothing from a pipeline: the chain stays on one
 // device, as before interleaved stages existed.
 TEST(SgpTest, ChainWithOneMicroBatchIsNotInterleaved) {
