@@ -4,9 +4,11 @@
 # times measured here and from the cost model alone, at M = 1 and 8, runs every
 # split with tools/runner and compares the predicted step with the measured one
 # (tools/bench/plan_fidelity.mjs). Prints a Markdown report; writes
-# tools/bench/results/plan_fidelity.{csv,md}. 81 s on 2 cores at a real-time priority,
-# other jobs busy (`chrt -f 10 scripts/bench_plan_fidelity.sh`, which keeps them off the cores); 6 minutes
-# at normal priority on a busy host.
+# tools/bench/results/plan_fidelity.{csv,md}. Each model's runs are interleaved
+# (3 rounds of every distinct placement, median over rounds). 2 min 12 s on 2
+# cores at a real-time priority, other jobs busy (`chrt -f 10
+# scripts/bench_plan_fidelity.sh`, which keeps them off the cores); far longer
+# when other real-time jobs share the cores (17 minutes once).
 #
 #   scripts/bench_plan_fidelity.sh            the full benchmark
 #   scripts/bench_plan_fidelity.sh --quick    one small model, 3 algorithms, M = 8 (< 60 s);
