@@ -281,6 +281,10 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
     if (!plan.ok() || !costmodel::CheckPlacement(graph_, cluster_, *plan).ok()) continue;
     AddStart(name, *std::move(plan), starts);
   }
+  for (const auto& [name, plan] : options_.node_starts) {
+    if (!costmodel::CheckPlacement(graph_, cluster_, plan).ok()) continue;
+    AddStart(name, plan, starts);
+  }
   if (starts.empty()) return absl::InvalidArgumentError("node refinement needs a start");
   evaluator_.emplace(graph_, cluster_, schedules_, options_.microbatches,
                      std::max(1, options_.threads));

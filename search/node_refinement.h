@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +48,10 @@ struct NodeRefinementOptions {
   /// Placers run on the nodes as starting points (list schedules, and
   /// m-TOPO's pipeline split).
   std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop", "m-sct", "m-topo"};
+  /// Node plans made elsewhere, used as starting points as they are, by name
+  /// (TGA passes SGP's, whose interleaved stages on the nodes can beat every
+  /// unit plan when micro-batches are pipelined). One over memory is skipped.
+  std::vector<std::pair<std::string, costmodel::Placement>> node_starts;
   /// Seconds since the search started (the caller's clock).
   std::function<double()> elapsed_s;
 };

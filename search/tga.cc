@@ -516,6 +516,17 @@ absl::Status Tga::RefineBelowUnits() {
   refinement.deadline_s = options_.time_budget_s;
   refinement.max_rounds = tga_.max_generations;
   refinement.elapsed_s = [this] { return ElapsedS(); };
+  // SGP's plan on the nodes as one more start: with pipelined micro-batches
+  // its interleaved stages can beat every unit plan TGA evolved. It costs
+  // milliseconds; without a plan of its own (nothing fits) TGA goes on.
+  SearchOptions sgp_options{
+      .seed = options_.seed, .microbatches = options_.microbatches, .nodes = options_.nodes};
+  if (absl::StatusOr<SearchResult> sgp = PlaceDetailed("sgp", graph_, cluster_, sgp_options);
+      sgp.ok()) {
+    refinement.node_starts.emplace_back("sgp", sgp->nodes.device.empty()
+                                                   ? ProjectToNodes(options_.nodes, sgp->units)
+                                                   : std::move(sgp->nodes));
+  }
   absl::StatusOr<NodeRefinementResult> refined =
       RefineOnNodes(options_.nodes, cluster_, unit_plans, refinement);
   if (!refined.ok()) return refined.status();
