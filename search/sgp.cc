@@ -168,9 +168,17 @@ struct Candidate {
   double simulated_us = -1;     // the simulator's step, when it judged the plan (< 0: not yet)
   int devices_used = 0;
   std::string strategy;
+  bool interleaved = false;  // step 4c's plan: judged as it is, no post-pass
 };
 
 /// Whether `a` should be preferred to `b` (see kMoreDevicesMargin).
+// How many of `num_devices` devices a plan puts any unit (or node) on.
+int DevicesUsed(const std::vector<int32_t>& device, int num_devices) {
+  std::vector<uint8_t> used(num_devices, 0);
+  for (int32_t d : device) used[d] = 1;
+  return static_cast<int>(std::count(used.begin(), used.end(), 1));
+}
+
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.devices_used > b.devices_used) return a.score_us < b.score_us * (1 - kMoreDevicesMargin);
   return a.score_us < b.score_us;
@@ -557,9 +565,7 @@ std::optional<Candidate> Sgp::ListScheduled() {
   candidate.placement = std::move(schedule->placement);
   candidate.estimate = schedule->estimate;
   candidate.score_us = candidate.estimate.PipelinedUs(options_.microbatches);
-  std::vector<uint8_t> used(num_devices_, 0);
-  for (int32_t d : candidate.placement.device) used[d] = 1;
-  candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  candidate.devices_used = DevicesUsed(candidate.placement.device, num_devices_);
   candidate.strategy = "list";
   return candidate;
 }
@@ -581,9 +587,7 @@ std::optional<Candidate> Sgp::EarliestTaskFirst() {
   candidate.estimate = estimator_.Run(plan->device, replay_order_);
   candidate.score_us = candidate.estimate.PipelinedUs(options_.microbatches);
   candidate.placement = *std::move(plan);
-  std::vector<uint8_t> used(num_devices_, 0);
-  for (int32_t d : candidate.placement.device) used[d] = 1;
-  candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  candidate.devices_used = DevicesUsed(candidate.placement.device, num_devices_);
   candidate.strategy = "earliest task first";
   return candidate;
 }
@@ -654,10 +658,9 @@ std::optional<Candidate> Sgp::BestInterleaved() {
       candidate.placement = std::move(plan);
       candidate.simulated_us = step_us;
       candidate.score_us = step_us;
-      std::vector<uint8_t> used(num_devices_, 0);
-      for (int32_t d : candidate.placement.device) used[d] = 1;
-      candidate.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+      candidate.devices_used = DevicesUsed(candidate.placement.device, num_devices_);
       candidate.strategy = "interleaved segments";
+      candidate.interleaved = true;
       best = std::move(candidate);
     }
   }
@@ -831,9 +834,7 @@ void Sgp::BelowUnits(SgpResult& result) {
     const costmodel::SimulationResult& theirs = simulator.Run(*schedule, sim_options);
     if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
     best_us = theirs.step_time_us;
-    std::vector<uint8_t> used(num_devices_, 0);
-    for (int32_t d : schedule->device) used[d] = 1;
-    result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+    result.devices_used = DevicesUsed(schedule->device, num_devices_);
     result.node_placement = *std::move(schedule);
     result.strategy =
         with_favourites ? "favourite-child ETF on nodes" : "earliest task first on nodes";
@@ -873,9 +874,7 @@ void Sgp::BelowUnits(SgpResult& result) {
         const costmodel::SimulationResult& theirs = simulator.Run(plan, sim_options);
         if (theirs.memory_overflow || theirs.step_time_us >= best_us) continue;
         best_us = theirs.step_time_us;
-        std::vector<uint8_t> used(num_devices_, 0);
-        for (int32_t d : plan.device) used[d] = 1;
-        result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+        result.devices_used = DevicesUsed(plan.device, num_devices_);
         result.node_placement = std::move(plan);
         result.strategy = "interleaved segments of nodes";
       }
@@ -939,9 +938,7 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
     }
   }
   if (kept == 0) return;
-  std::vector<uint8_t> used(num_devices_, 0);
-  for (int32_t d : plan.device) used[d] = 1;
-  result.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  result.devices_used = DevicesUsed(plan.device, num_devices_);
   result.node_placement = std::move(plan);
   result.strategy += ", boundaries moved on nodes";
 }
@@ -957,7 +954,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
   auto finish = [&](Candidate& chosen) {
     // The interleaved plan was judged as it is; the post-pass's moves toward
     // balance would undo its growing chunks.
-    if (chosen.strategy != "interleaved segments") {
+    if (!chosen.interleaved) {
       result.post_pass_moves = PostPass(chosen.placement);
     }
     result.placement = std::move(chosen.placement);
@@ -1021,9 +1018,7 @@ absl::StatusOr<SgpResult> Sgp::Run() {
       RepairOrGiveUp(graph_, cluster_, options_.microbatches, std::move(overflowing));
   if (!repaired.ok()) return repaired.status();
   Candidate chosen{.placement = *std::move(repaired), .strategy = "memory repair"};
-  std::vector<uint8_t> used(num_devices_, 0);
-  for (int32_t d : chosen.placement.device) used[d] = 1;
-  chosen.devices_used = static_cast<int>(std::count(used.begin(), used.end(), 1));
+  chosen.devices_used = DevicesUsed(chosen.placement.device, num_devices_);
   return finish(chosen);
 }
 
