@@ -55,14 +55,21 @@ void Rename(onnx::GraphProto& g, const std::string& from, const std::string& to)
   }
 }
 
-// Splits `text`, changed by `edit`, with one device per node as given.
-Split SplitText(const std::string& text, const std::vector<int32_t>& node_device,
-                const std::function<void(onnx::GraphProto&)>& edit = nullptr) {
+// The model `text`, its graph changed by `edit` when given.
+absl::StatusOr<onnx_io::Model> ParseEdited(const std::string& text,
+                                           const std::function<void(onnx::GraphProto&)>& edit) {
   absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(text);
   EXPECT_TRUE(proto.ok()) << proto.status();
   if (edit) edit(*proto->mutable_graph());
   absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*std::move(proto));
   EXPECT_TRUE(model.ok()) << model.status();
+  return model;
+}
+
+// Splits `text`, changed by `edit`, with one device per node as given.
+Split SplitText(const std::string& text, const std::vector<int32_t>& node_device,
+                const std::function<void(onnx::GraphProto&)>& edit = nullptr) {
+  absl::StatusOr<onnx_io::Model> model = ParseEdited(text, edit);
   absl::StatusOr<passes::testing::Loaded> loaded =
       passes::testing::Analyze(*std::move(model), /*require_static=*/false);
   EXPECT_TRUE(loaded.ok()) << loaded.status();
@@ -81,11 +88,7 @@ void ClearOutputShape(onnx::GraphProto& g) {
 Split SplitBound(const std::string& text, const std::vector<int32_t>& node_device,
                  const passes::ShapeOptions& options,
                  const std::function<void(onnx::GraphProto&)>& edit = nullptr) {
-  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(text);
-  EXPECT_TRUE(proto.ok()) << proto.status();
-  if (edit) edit(*proto->mutable_graph());
-  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*std::move(proto));
-  EXPECT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<onnx_io::Model> model = ParseEdited(text, edit);
   absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
   EXPECT_TRUE(graph.ok()) << graph.status();
   EXPECT_TRUE(passes::InferShapes(*model, options, *graph).ok());
