@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "costmodel/device.h"
+#include "passes/constant_nodes.h"
 
 namespace autopar::passes {
 
@@ -32,7 +33,11 @@ absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
                  : value.SizeBytes().value_or(0));
   }
 
-  // 2. One unit per node, in the graph's topological order.
+  // 2. One unit per node, in the graph's topological order. In inference,
+  //    nodes computed from weights only are folded when a session starts
+  //    (passes/constant_nodes.h) and take no time.
+  const std::vector<uint8_t> folded =
+      training ? std::vector<uint8_t>(graph.num_nodes(), 0) : ConstantNodes(graph);
   for (uint32_t i = 0; i < graph.num_nodes(); ++i) {
     const ir::Node& node = graph.node(ir::NodeId(i));
     const costmodel::NodeCost& cost = out.costs[i];
@@ -41,7 +46,8 @@ absl::StatusOr<AnnotatedGraph> AnnotateCosts(const ir::Graph& graph,
     unit.op = node.domain.empty() ? node.op_type : absl::StrCat(node.domain, ".", node.op_type);
     for (const costmodel::DeviceSpec& kind : cluster.kinds) {
       unit.compute_us.push_back(training ? costmodel::TrainingTimeUs(cost, training->nodes[i], kind)
-                                         : costmodel::PredictTimeUs(cost, kind));
+                                : folded[i] ? 0.0
+                                            : costmodel::PredictTimeUs(cost, kind));
     }
     auto add_param = [&](ir::ValueId v) {
       if (!v.valid() || param_of_value[v.index()] == kNone) return;

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_graph_json.h"
+#include "passes/constant_nodes.h"
 #include "passes/partition.h"
 
 namespace autopar::pipeline {
@@ -115,6 +116,28 @@ Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm
   return plan;
 }
 
+namespace {
+
+// Constant nodes placed away from their readers move to them
+// (passes/constant_nodes.h), unless the node simulation says the step
+// gets slower or the memory overflow grows: a large constant computation on a
+// busy device can be worth its transfer.
+costmodel::Placement ConstantsWithReaders(const PlanningProblem& problem,
+                                          costmodel::Placement searched, int microbatches) {
+  costmodel::Placement moved = searched;
+  if (passes::MoveConstantNodesToReaders(problem.model->graph, moved.device) == 0) return searched;
+  costmodel::Simulator simulator(problem.node_graph(), problem.cluster);
+  const costmodel::SimulationOptions options{.microbatches = microbatches};
+  const costmodel::SimulationResult before = simulator.Run(searched, options);
+  const double before_us = before.step_time_us;
+  const int64_t before_overflow = before.overflow_bytes;
+  const costmodel::SimulationResult& after = simulator.Run(moved, options);
+  if (after.step_time_us > before_us || after.overflow_bytes > before_overflow) return searched;
+  return moved;
+}
+
+}  // namespace
+
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options, const PhaseCallback& on_phase) {
   const costmodel::CostGraph& units = problem.units();
@@ -165,6 +188,7 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   } else if (problem.coarsening) {
     nodes = passes::ExpandPlacement(*problem.coarsening, *placement);
   }
+  if (problem.model) nodes = ConstantsWithReaders(problem, std::move(nodes), options.microbatches);
   Plan plan = JudgePlacement(problem, algorithm, std::move(nodes), options.microbatches);
   plan.unit_placement = std::move(*placement);
   plan.search_time_ms = search_time_ms;

@@ -10,8 +10,10 @@
 // simulation of the written placement (step time, memory, transfers), its
 // lower bound and the one-device step on the same node graph. Coarsening keeps
 // every group of nodes that must share a device in one unit (values Send/Recv
-// cannot carry), so nothing after the search changes the placement, and
-// `place`, `compare`, plan.json and the report agree to the microsecond.
+// cannot carry), so nothing after the search changes the placement but one
+// tidy-up applied before the judgement (constant nodes join their readers,
+// passes/constant_nodes.h), and `place`, `compare`, plan.json and the
+// report agree to the microsecond.
 #ifndef AUTOPAR_PIPELINE_PLANNING_H_
 #define AUTOPAR_PIPELINE_PLANNING_H_
 

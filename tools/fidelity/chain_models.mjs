@@ -2,28 +2,12 @@
 // models (y = x + x over a float vector), placed all on one device or
 // alternating between two, to time what the runner itself adds per stage run
 // and per hand-over between devices, apart from any model's compute.
-// The stage models are written by a minimal ONNX encoder, so no Python or
-// protobuf package is needed.
+// The stage models are written with the runner's protobuf field encoders,
+// so no Python or protobuf package is needed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePlan } from '../runner/plan.mjs';
-
-// Protobuf wire format: what a one-node ModelProto needs.
-const varint = (n) => {
-  const out = [];
-  let v = BigInt(n);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v) b |= 0x80;
-    out.push(b);
-  } while (v);
-  return out;
-};
-const key = (field, wire) => varint((field << 3) | wire);
-const int = (field, v) => [...key(field, 0), ...varint(v)];
-const bytes = (field, b) => [...key(field, 2), ...varint(b.length), ...b];
-const str = (field, s) => bytes(field, [...new TextEncoder().encode(s)]);
+import { bytesField as bytes, intField as int, stringField as str } from '../runner/tensor_pb.mjs';
 
 const FLOAT = 1;
 const valueInfo = (name, n) => {

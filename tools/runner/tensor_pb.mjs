@@ -168,21 +168,33 @@ export function readTensorFile(path) {
   }
 }
 
+/**
+ * Protobuf wire format as plain byte arrays, so that messages nest
+ * (tools/fidelity/chain_models.mjs builds whole ModelProtos with them).
+ */
+export function varintBytes(v) {
+  let x = BigInt.asUintN(64, BigInt(v));
+  const out = [];
+  do {
+    let byte = Number(x & 0x7fn);
+    x >>= 7n;
+    if (x) byte |= 0x80;
+    out.push(byte);
+  } while (x);
+  return out;
+}
+export const keyBytes = (field, wire) => varintBytes((field << 3) | wire);
+export const intField = (field, v) => [...keyBytes(field, 0), ...varintBytes(v)];
+export const bytesField = (field, b) => [...keyBytes(field, 2), ...varintBytes(b.length), ...b];
+export const stringField = (field, s) => bytesField(field, [...utf8enc.encode(s)]);
+
 /** Protobuf writer: collects byte chunks. */
 class Writer {
   constructor() {
     this.chunks = [];
   }
   varint(v) {
-    let x = BigInt.asUintN(64, BigInt(v));
-    const out = [];
-    do {
-      let byte = Number(x & 0x7fn);
-      x >>= 7n;
-      if (x) byte |= 0x80;
-      out.push(byte);
-    } while (x);
-    this.chunks.push(Uint8Array.from(out));
+    this.chunks.push(Uint8Array.from(varintBytes(v)));
   }
   key(field, wt) {
     this.varint((field << 3) | wt);
