@@ -5,35 +5,119 @@
 #include <vector>
 
 namespace autopar::costmodel {
+namespace {
+
+// `work_by_kind` spread perfectly over the cluster's devices (the formula of
+// LowerBound::balanced_work_us); `extra_us` is added to every device's work.
+double Spread(const std::vector<double>& work_by_kind, const Cluster& cluster, double extra_us) {
+  double aggregate_rate = 0;  // units of "whole graphs per µs"
+  for (const ClusterDevice& d : cluster.devices) {
+    const double total = work_by_kind[d.kind] + extra_us;
+    // A device that does all of it in no time makes the spread free.
+    if (total <= 0) return 0;
+    aggregate_rate += 1.0 / total;
+  }
+  return aggregate_rate > 0 ? 1.0 / aggregate_rate : 0;
+}
+
+// Note [Series phases] in the header: which units are cuts. `present` marks
+// the units that take part.
+std::vector<uint8_t> FindCuts(const CostGraph& graph, const std::vector<uint8_t>& present) {
+  const uint32_t n = graph.num_units();
+  auto live = [&](uint32_t e) {
+    return present[graph.edge_src(e)] && present[graph.edge_dst(e)] &&
+           graph.edge_src(e) < graph.edge_dst(e);
+  };
+  // (c) from the back: every present unit after i has an in-edge.
+  std::vector<uint8_t> later_all_fed(n + 1, 1);
+  for (uint32_t i = n; i-- > 0;) {
+    bool fed = !present[i];
+    for (uint32_t e : graph.in_edges(i)) fed = fed || live(e);
+    later_all_fed[i] = later_all_fed[i + 1] && fed;
+  }
+  std::vector<uint8_t> cut(n, 0);
+  uint32_t reach = 0;            // (a): the furthest edge end from a unit before i
+  bool earlier_all_feed = true;  // (b)
+  for (uint32_t i = 0; i < n; ++i) {
+    if (present[i] && reach <= i && earlier_all_feed && later_all_fed[i + 1]) cut[i] = 1;
+    if (!present[i]) continue;
+    bool feeds = false;
+    for (uint32_t e : graph.out_edges(i)) {
+      if (!live(e)) continue;
+      feeds = true;
+      reach = std::max(reach, graph.edge_dst(e));
+    }
+    earlier_all_feed = earlier_all_feed && feeds;
+  }
+  return cut;
+}
+
+}  // namespace
 
 LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches) {
   LowerBound bound;
   const uint32_t n = graph.num_units();
+  const int kinds = graph.num_device_kinds();
   // Critical path: units are in topological order, so one forward sweep.
-  std::vector<double> finish(n, 0);
-  std::vector<double> total_by_kind(graph.num_device_kinds(), 0);
+  std::vector<double> fastest(n), finish(n, 0);
+  std::vector<double> total_by_kind(kinds, 0);
+  std::vector<uint8_t> present(n, 1);
   for (uint32_t u = 0; u < n; ++u) {
-    double fastest = std::numeric_limits<double>::infinity();
-    for (int k = 0; k < graph.num_device_kinds(); ++k) {
-      fastest = std::min(fastest, graph.compute_us(u, k));
+    fastest[u] = std::numeric_limits<double>::infinity();
+    double slowest = 0;
+    for (int k = 0; k < kinds; ++k) {
+      fastest[u] = std::min(fastest[u], graph.compute_us(u, k));
+      slowest = std::max(slowest, graph.compute_us(u, k));
       total_by_kind[k] += graph.compute_us(u, k);
     }
+    if (kinds == 0) fastest[u] = 0;
     double start = 0;
     for (uint32_t e : graph.in_edges(u)) start = std::max(start, finish[graph.edge_src(e)]);
-    finish[u] = start + fastest;
+    finish[u] = start + fastest[u];
     bound.critical_path_us = std::max(bound.critical_path_us, finish[u]);
+    if (slowest <= 0 && (graph.in_edges(u).empty() || graph.out_edges(u).empty())) present[u] = 0;
   }
   // With whole stages every micro-batch pays at least one stage run
   // (Note [Stage execution] in costmodel/simulator.h).
-  const double stage_run_us = cluster.execution.whole_stages ? cluster.execution.stage_run_us : 0;
-  bound.critical_path_us += n > 0 ? stage_run_us : 0;
-  double aggregate_rate = 0;  // units of "whole graphs per µs"
-  for (const ClusterDevice& d : cluster.devices) {
-    double total = total_by_kind[d.kind] + (n > 0 ? stage_run_us : 0);
-    if (total > 0) aggregate_rate += 1.0 / total;
+  const double stage_run_us =
+      cluster.execution.whole_stages && n > 0 ? cluster.execution.stage_run_us : 0;
+  bound.critical_path_us += stage_run_us;
+  bound.balanced_work_us = std::max(1, microbatches) * Spread(total_by_kind, cluster, stage_run_us);
+
+  // Series phases: each phase between two cuts takes at least its longest
+  // path and at least its work spread over all devices.
+  const std::vector<uint8_t> cut = FindCuts(graph, present);
+  std::vector<double> phase_finish(n, 0);
+  std::vector<double> phase_work(kinds, 0);
+  double phase_path = 0;
+  uint32_t phase_begin = 0;  // first unit after the last cut
+  double latency = stage_run_us;
+  auto close_phase = [&] {
+    latency += std::max(phase_path, Spread(phase_work, cluster, 0));
+    std::fill(phase_work.begin(), phase_work.end(), 0);
+    phase_path = 0;
+  };
+  for (uint32_t u = 0; u < n; ++u) {
+    if (!present[u]) continue;
+    if (cut[u]) {
+      close_phase();
+      latency += fastest[u];
+      phase_begin = u + 1;
+      continue;
+    }
+    double start = 0;
+    for (uint32_t e : graph.in_edges(u)) {
+      const uint32_t src = graph.edge_src(e);
+      if (present[src] && src >= phase_begin && src < u) start = std::max(start, phase_finish[src]);
+    }
+    phase_finish[u] = start + fastest[u];
+    phase_path = std::max(phase_path, phase_finish[u]);
+    for (int k = 0; k < kinds; ++k) phase_work[k] += graph.compute_us(u, k);
   }
-  bound.balanced_work_us = aggregate_rate > 0 ? std::max(1, microbatches) / aggregate_rate : 0;
-  bound.bound_us = std::max(bound.critical_path_us, bound.balanced_work_us);
+  close_phase();
+  bound.phased_latency_us = n > 0 ? latency : 0;
+  bound.bound_us =
+      std::max({bound.critical_path_us, bound.balanced_work_us, bound.phased_latency_us});
   return bound;
 }
 

@@ -20,13 +20,32 @@ struct LowerBound {
   /// the kinds' speed ratio is the same for every unit; otherwise an
   /// approximation.
   double balanced_work_us = 0;
-  /// max(critical_path_us, balanced_work_us).
+  /// One micro-batch's latency through the graph's series phases (Note
+  /// [Series phases]): the sum over phases of max(longest path inside the
+  /// phase, the phase's work spread over all devices as in balanced_work_us),
+  /// plus the cut units' fastest times (with whole stages, plus one stage
+  /// run). Never below critical_path_us; above it where a phase is wider
+  /// than the devices can run at once.
+  double phased_latency_us = 0;
+  /// The largest of the above.
   double bound_us = 0;
 };
 
 /// The bound for a step of `microbatches` pipelined micro-batches (the
-/// simulator's SimulationOptions::microbatches).
+/// simulator's SimulationOptions::microbatches). O(units + edges).
 LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches = 1);
+
+// Note [Series phases]: a unit v is a cut when every other unit is its
+// ancestor or its descendant; every micro-batch then runs all units before v,
+// then v, then all after, so the phases between consecutive cuts add up.
+// With units in topological order, position i is a cut iff (a) no edge jumps
+// over i, (b) every unit before i has an out-edge and (c) every unit after i
+// has an in-edge. Proof: by (a) an out-edge of a unit before i ends at or
+// before i, so by (b) and induction downwards from i - 1 each one reaches i;
+// symmetrically by (a), (c) and induction upwards each unit after i is
+// reached from i. Units with no time on any kind that are sources or sinks
+// (a Constant, a free side output) are left out of the test: dropping them
+// only removes constraints, so the bound of what is left stays valid.
 
 }  // namespace autopar::costmodel
 

@@ -69,15 +69,18 @@
 //     within kNodesNearLowerBound of the node graph's lower bound. Node
 //     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
 //     of the nodes at most. With micro-batches also step 4c's interleaved
-//     chunks cut from the node order and from the nodes by earliest start
-//     (7b: units can be too coarse for many balanced chunks, GPT-2 small's
-//     14), then one sweep of boundary moves over the best node plan (7c),
-//     each judged by the node-level simulation.
+//     chunks cut from the node order, from the nodes by earliest start and
+//     by latest start (7b: units can be too coarse for many balanced chunks,
+//     GPT-2 small's 14), then one sweep of boundary moves over the best node
+//     plan (7c) and two sweeps moving whole chains of nodes to a
+//     neighbouring chain's device (7d: branches that could run side by
+//     side), each judged by the node-level simulation.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, up to 30 simulations for step 4c, 60 for
-// 7b and 40 for 7c, fewer on large graphs (kInterleavedUnitRuns).
+// simulations; with micro-batches, up to 30 simulations for step 4c, 90 for
+// 7b, 40 for 7c and 150 for 7d, fewer on large graphs (kInterleavedUnitRuns,
+// kChainMoveNodeRuns).
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -153,6 +156,11 @@ constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
 constexpr int64_t kInterleavedUnitRuns = 400000;
 /// Step 7c: boundary moves tried on the best node plan with micro-batches.
 constexpr int kMaxBoundarySweepSimulations = 40;
+/// Step 7d: chain moves tried after 7c, at most this many runs and at most
+/// kChainMoveNodeRuns simulated node instances (runs × nodes × M).
+constexpr int kMaxChainMoveSimulations = 150;
+constexpr int64_t kChainMoveNodeRuns = 200000;
+constexpr int kChainMoveSweeps = 2;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -235,6 +243,16 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
     for (uint32_t p = begin; p < ends[j]; ++p) plan.device[order[p]] = device_of_chunk(j);
     begin = ends[j];
   }
+  // A node without inputs (a Constant) joins its first reader: by earliest
+  // start they all fall into the first chunk, and every reader elsewhere
+  // would wait for a transfer of it, micro-batch by micro-batch, queued on
+  // one link.
+  for (uint32_t v = 0; v < n; ++v) {
+    if (!nodes.in_edges(v).empty() || nodes.out_edges(v).empty()) continue;
+    uint32_t first_reader = n;
+    for (uint32_t e : nodes.out_edges(v)) first_reader = std::min(first_reader, nodes.edge_dst(e));
+    plan.device[v] = plan.device[first_reader];
+  }
   std::vector<int32_t> unit_device(level.locked_units.size(), -1);
   for (uint32_t v = 0; v < n; ++v) {
     const uint32_t unit = (*level.unit_of_node)[v];
@@ -243,6 +261,18 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
     plan.device[v] = unit_device[unit];
   }
   return plan;
+}
+
+// Whether moving nodes [begin, end) of the node order would split a locked
+// unit, whose nodes must stay on one device.
+bool SplitsLockedUnit(const NodeLevel& level, uint32_t begin, uint32_t end) {
+  const std::vector<uint32_t>& unit_of = *level.unit_of_node;
+  auto locked = [&](uint32_t v) {
+    const uint32_t unit = unit_of[v];
+    return unit < level.locked_units.size() && level.locked_units[unit] != 0;
+  };
+  return (begin > 0 && locked(begin) && unit_of[begin - 1] == unit_of[begin]) ||
+         (end < unit_of.size() && locked(end) && unit_of[end - 1] == unit_of[end]);
 }
 
 class Sgp {
@@ -282,6 +312,7 @@ class Sgp {
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
   void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
+  int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan);
   int PostPassBudget() const;
   double SimulatedUs(const Placement& plan);
 
@@ -840,11 +871,15 @@ void Sgp::BelowUnits(SgpResult& result) {
         with_favourites ? "favourite-child ETF on nodes" : "earliest task first on nodes";
   }
   // Step 7b, with micro-batches: interleaved chunks of the nodes, in their
-  // own order and by earliest start (the longest path to each node, on the
-  // fastest kind): where branches run side by side the node order lists one
-  // after the other, so a micro-batch reaches a chunk before the chunk's
-  // predecessor in the order is done and collides with the ones behind it;
-  // by earliest start chunk i holds what micro-batch 0 runs i-th.
+  // own order, by earliest start (the longest path to each node, on the
+  // fastest kind) and by latest start (the longest path from each node to
+  // an exit, longest first): where branches run side by side the node order
+  // lists one after the other, so a micro-batch reaches a chunk before the
+  // chunk's predecessor in the order is done and collides with the ones
+  // behind it; by earliest start chunk i holds what micro-batch 0 runs i-th;
+  // by latest start a branch that joins late (a decoder's self-attention
+  // beside the encoder) comes just before its join, and does not run ahead
+  // of the micro-batches behind it on the devices the pipeline needs first.
   if (options_.microbatches <= 1) return;
   int64_t runs_left = InterleavedRuns(num_nodes);
   std::vector<int> devices = device_order_;
@@ -864,7 +899,16 @@ void Sgp::BelowUnits(SgpResult& result) {
   std::stable_sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
     return earliest_start_us[a] < earliest_start_us[b];
   });
-  for (const std::vector<uint32_t>* order : {&node_order, &by_start}) {
+  std::vector<double> to_exit_us(num_nodes, 0);
+  for (uint32_t v = num_nodes; v-- > 0;) {
+    for (uint32_t e : nodes.out_edges(v))
+      to_exit_us[v] = std::max(to_exit_us[v], to_exit_us[nodes.edge_dst(e)]);
+    to_exit_us[v] += nodes.compute_us(v, fastest_kind);
+  }
+  std::vector<uint32_t> by_latest_start = node_order;
+  std::stable_sort(by_latest_start.begin(), by_latest_start.end(),
+                   [&](uint32_t a, uint32_t b) { return to_exit_us[a] > to_exit_us[b]; });
+  for (const std::vector<uint32_t>* order : {&node_order, &by_start, &by_latest_start}) {
     for (const double growth : kChunkGrowth) {
       for (const int v : kChunksPerDevice) {
         if (static_cast<int64_t>(v) * num_devices_ > num_nodes || runs_left <= 0) break;
@@ -901,16 +945,6 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
   for (uint32_t v = 1; v < num_nodes; ++v) {
     if (plan.device[v] != plan.device[v - 1]) boundaries.push_back(v);
   }
-  // Locked units' nodes stay together: a move never splits one.
-  auto splits_locked = [&](uint32_t begin, uint32_t end) {
-    const std::vector<uint32_t>& unit_of = *level.unit_of_node;
-    auto locked = [&](uint32_t v) {
-      const uint32_t unit = unit_of[v];
-      return unit < level.locked_units.size() && level.locked_units[unit] != 0;
-    };
-    return (begin > 0 && locked(begin) && unit_of[begin - 1] == unit_of[begin]) ||
-           (end < num_nodes && locked(end) && unit_of[end - 1] == unit_of[end]);
-  };
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
   int simulations = 0, kept = 0;
   for (const uint32_t b : boundaries) {
@@ -923,7 +957,7 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
       if (simulations >= budget) break;
       const uint32_t k = std::max<uint32_t>(1, (left_shrinks ? b - run_begin : run_end - b) / 4);
       const uint32_t begin = left_shrinks ? b - k : b, end = left_shrinks ? b : b + k;
-      if (splits_locked(begin, end)) continue;
+      if (SplitsLockedUnit(level, begin, end)) continue;
       const int32_t from = left_shrinks ? left : right, to = left_shrinks ? right : left;
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
       ++simulations;
@@ -937,10 +971,66 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, from);
     }
   }
-  if (kept == 0) return;
+  const int chains_moved = MoveNodeChains(simulator, best_us, plan);
+  if (kept + chains_moved == 0) return;
   result.devices_used = DevicesUsed(plan.device, num_devices_);
   result.node_placement = std::move(plan);
-  result.strategy += ", boundaries moved on nodes";
+  if (kept > 0) result.strategy += ", boundaries moved on nodes";
+  if (chains_moved > 0) result.strategy += ", chains moved on nodes";
+}
+
+// Step 7d, with micro-batches: whole chains to a neighbour's device. A chain
+// is a run of nodes along the node order, each reading the one before, on
+// one device: a tower of an Inception block, a decoder's self-attention
+// beside the encoder, one of two recurrent layers. Where branches could run
+// side by side the node order lists them one after the other, and chunks of
+// that order put the end of one and the start of the next on one device;
+// moving the chain to the device of the chain before or after it lets the
+// two overlap, or fills a device that waits for the pipeline's first
+// micro-batch. Each chain in order, kChainMoveSweeps sweeps; a move stays
+// when the simulated step shrinks and memory fits. At most
+// kMaxChainMoveSimulations runs and kChainMoveNodeRuns node instances.
+// Returns the moves kept.
+int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan) {
+  const NodeLevel& level = options_.nodes;
+  const CostGraph& nodes = *level.graph;
+  const uint32_t num_nodes = nodes.num_units();
+  const int budget = static_cast<int>(std::min<int64_t>(
+      kMaxChainMoveSimulations,
+      kChainMoveNodeRuns / (std::max<int64_t>(1, num_nodes) * options_.microbatches)));
+  auto reads_previous = [&](uint32_t v) {
+    for (uint32_t e : nodes.in_edges(v)) {
+      if (nodes.edge_src(e) + 1 == v) return true;
+    }
+    return false;
+  };
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  int simulations = 0, kept = 0;
+  for (int sweep = 0; sweep < kChainMoveSweeps; ++sweep) {
+    for (uint32_t begin = 0, end = 0; begin < num_nodes && simulations < budget; begin = end) {
+      const int32_t from = plan.device[begin];
+      end = begin + 1;
+      while (end < num_nodes && plan.device[end] == from && reads_previous(end)) ++end;
+      if (SplitsLockedUnit(level, begin, end)) continue;
+      const int32_t before = begin > 0 ? plan.device[begin - 1] : from;
+      const int32_t after = end < num_nodes ? plan.device[end] : from;
+      int32_t best_device = from;
+      for (const int32_t to : {before, after}) {
+        if (to == from || (to == after && after == before) || simulations >= budget) continue;
+        std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
+        ++simulations;
+        ++simulations_;
+        const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
+        if (!moved.memory_overflow && moved.step_time_us < best_us * (1 - 1e-9)) {
+          best_us = moved.step_time_us;
+          best_device = to;
+        }
+      }
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
+      kept += best_device != from;
+    }
+  }
+  return kept;
 }
 
 absl::StatusOr<SgpResult> Sgp::Run() {

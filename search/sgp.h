@@ -12,8 +12,9 @@
 // schedules the nodes themselves and keeps that plan when it simulates
 // faster. With micro-batches SGP also tries interleaved stages (chunk i of
 // the order on device i mod D, on the units and on the nodes), which shrink
-// the pipeline's fill and drain; the simulator judges them. The steps are
-// numbered in sgp.cc.
+// the pipeline's fill and drain, then moves whole chains of nodes to a
+// neighbour's device so that branches overlap; the simulator judges them.
+// The steps are numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
 // (it is checked: by ProvablePeakBytes when that suffices, else by one
@@ -55,7 +56,8 @@ struct SgpResult {
   /// A device and priority per node of SearchOptions::nodes when a schedule
   /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
   /// step 7; strategy "earliest task first on nodes", "favourite-child ETF on
-  /// nodes" or "interleaved segments of nodes"); empty otherwise, and
+  /// nodes" or "interleaved segments of nodes", perhaps with ", boundaries
+  /// moved on nodes" and ", chains moved on nodes"); empty otherwise, and
   /// then each node goes where its unit went.
   costmodel::Placement node_placement;
 };

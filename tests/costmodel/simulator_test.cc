@@ -355,18 +355,6 @@ TEST(SimulatorTest, AStageStartsOnlyWhenAllItsInputsHaveArrived) {
   }
 }
 
-TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {
-  CostGraph g = Build({{30, 50}, {{0, 1, 1000}}});
-  Cluster c = TestCluster(2);
-  const LowerBound one = ComputeLowerBound(g, c, 1);
-  EXPECT_DOUBLE_EQ(one.critical_path_us, 80);
-  EXPECT_DOUBLE_EQ(one.balanced_work_us, 40);
-  const LowerBound four = ComputeLowerBound(g, c, 4);
-  EXPECT_DOUBLE_EQ(four.critical_path_us, 80);
-  EXPECT_DOUBLE_EQ(four.balanced_work_us, 160);
-  EXPECT_DOUBLE_EQ(four.bound_us, 160);
-}
-
 // Random layered DAGs for the properties below.
 CostGraph RandomGraph(std::mt19937& rng, uint32_t n) {
   GraphSpec spec;

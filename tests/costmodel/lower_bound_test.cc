@@ -1,0 +1,206 @@
+// The lower bound: hand-checked values on series-parallel graphs, and never
+// above a simulated step on random graphs and placements.
+#include "costmodel/lower_bound.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "costmodel/simulator.h"
+#include "gtest/gtest.h"
+
+namespace autopar::costmodel {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// 1 byte per ns: 1,000 bytes take 1 µs.
+Cluster TestCluster(int devices, double latency_us = 0) {
+  DeviceSpec d;
+  d.name = "test";
+  d.memory_bytes = kGiB;
+  return MakeHomogeneousCluster(d, devices, kGiB, 1e9, latency_us);
+}
+
+struct Edge {
+  uint32_t src, dst;
+  int64_t bytes = 0;
+};
+
+// Units with these times (kind 1, if any, `slow_factor` times slower); each
+// edge its own tensor.
+CostGraph Build(const std::vector<double>& compute_us, const std::vector<Edge>& edges,
+                int kinds = 1, double slow_factor = 1) {
+  CostGraph::Builder b(kinds);
+  for (size_t u = 0; u < compute_us.size(); ++u) {
+    std::vector<double> times = {compute_us[u]};
+    if (kinds == 2) times.push_back(compute_us[u] * slow_factor);
+    b.AddUnit({.name = "u" + std::to_string(u), .op = "Op", .compute_us = times});
+  }
+  for (const Edge& e : edges) {
+    uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});
+    b.AddUse(t, e.dst);
+  }
+  absl::StatusOr<CostGraph> g = std::move(b).Build();
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {
+  CostGraph g = Build({30, 50}, {{0, 1, 1000}});
+  Cluster c = TestCluster(2);
+  const LowerBound one = ComputeLowerBound(g, c, 1);
+  EXPECT_DOUBLE_EQ(one.critical_path_us, 80);
+  EXPECT_DOUBLE_EQ(one.balanced_work_us, 40);
+  EXPECT_DOUBLE_EQ(one.phased_latency_us, 80);
+  const LowerBound four = ComputeLowerBound(g, c, 4);
+  EXPECT_DOUBLE_EQ(four.critical_path_us, 80);
+  EXPECT_DOUBLE_EQ(four.balanced_work_us, 160);
+  EXPECT_DOUBLE_EQ(four.phased_latency_us, 80);
+  EXPECT_DOUBLE_EQ(four.bound_us, 160);
+}
+
+// Three diamonds in a row: a 1 µs join, four branches of 10, 10, 5 and 5 µs,
+// the next join. On 2 devices each diamond's branches take 15 µs at best.
+CostGraph DiamondChain(int diamonds) {
+  std::vector<double> times = {1};
+  std::vector<Edge> edges;
+  for (int d = 0; d < diamonds; ++d) {
+    const uint32_t top = static_cast<uint32_t>(times.size()) - 1;
+    for (double t : {10.0, 10.0, 5.0, 5.0}) {
+      times.push_back(t);
+      edges.push_back({top, static_cast<uint32_t>(times.size()) - 1});
+    }
+    times.push_back(1);
+    const uint32_t join = static_cast<uint32_t>(times.size()) - 1;
+    for (uint32_t b = top + 1; b < join; ++b) edges.push_back({b, join});
+  }
+  return Build(times, edges);
+}
+
+TEST(LowerBoundTest, DiamondChainIsBoundedPhaseByPhase) {
+  CostGraph g = DiamondChain(3);
+  Cluster c = TestCluster(2);
+  const LowerBound bound = ComputeLowerBound(g, c);
+  EXPECT_DOUBLE_EQ(bound.critical_path_us, 1 + 3 * 11);          // 34
+  EXPECT_DOUBLE_EQ(bound.balanced_work_us, (1 + 3 * 31) / 2.0);  // 47
+  EXPECT_DOUBLE_EQ(bound.phased_latency_us, 1 + 3 * 16);         // 49
+  EXPECT_DOUBLE_EQ(bound.bound_us, 49);
+  // The optimum reaches it: joins on device 0, a 10 and a 5 on each device.
+  Placement p;
+  for (uint32_t u = 0; u < g.num_units(); ++u) {
+    const uint32_t in_diamond = (u - 1) % 5;  // 0, 1: the 10s; 2, 3: the 5s; 4: the join
+    p.device.push_back(u == 0 || in_diamond == 4 ? 0 : static_cast<int32_t>(in_diamond % 2));
+  }
+  Simulator sim(g, c);
+  EXPECT_DOUBLE_EQ(sim.Run(p).step_time_us, 49);
+}
+
+TEST(LowerBoundTest, LateSourceLeavesTheChainBeforeItUncut) {
+  // u0 → u1 → u2 → u4 and u3 (30 µs) → u4: u3 runs beside the chain, so
+  // only u4 is a cut; 40 µs on 2 devices, the optimum.
+  CostGraph g = Build({10, 10, 10, 30, 10}, {{0, 1}, {1, 2}, {2, 4}, {3, 4}});
+  Cluster c = TestCluster(2);
+  const LowerBound bound = ComputeLowerBound(g, c);
+  EXPECT_DOUBLE_EQ(bound.phased_latency_us, 40);
+  Simulator sim(g, c);
+  EXPECT_DOUBLE_EQ(sim.Run({.device = {0, 0, 0, 1, 0}}).step_time_us, 40);
+}
+
+TEST(LowerBoundTest, SideOutputLeavesTheChainAfterItUncut) {
+  // u0 → u1 → u2 → u3 → u4 and u1 → u5 (30 µs), a side output: u0 and u1
+  // are cuts, u2..u4 are not (u5 runs beside them).
+  CostGraph g = Build({10, 10, 10, 10, 10, 30}, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 5}});
+  Cluster c = TestCluster(2);
+  const LowerBound bound = ComputeLowerBound(g, c);
+  EXPECT_DOUBLE_EQ(bound.phased_latency_us, 50);
+  Simulator sim(g, c);
+  EXPECT_DOUBLE_EQ(sim.Run({.device = {0, 0, 0, 0, 0, 1}}).step_time_us, 50);
+}
+
+TEST(LowerBoundTest, FreeSourcesAndSinksDoNotHideCuts) {
+  // A free source u0 read by the last unit and a free sink u5 fed by the
+  // first real one: the chain u1 → u2 ⇉ u3 → u4 still has its cuts, so the
+  // parallel pair u2a/u2b (20 µs each) on 1 device adds up.
+  CostGraph g = Build({0, 5, 20, 20, 5, 0}, {{0, 4}, {1, 2}, {1, 3}, {2, 4}, {3, 4}, {1, 5}});
+  Cluster c = TestCluster(1);
+  const LowerBound bound = ComputeLowerBound(g, c);
+  EXPECT_DOUBLE_EQ(bound.phased_latency_us, 50);
+  Cluster two = TestCluster(2);
+  EXPECT_DOUBLE_EQ(ComputeLowerBound(g, two).phased_latency_us, 30);
+}
+
+TEST(LowerBoundTest, WholeStagesPayOneStageRun) {
+  CostGraph g = DiamondChain(1);
+  Cluster c = TestCluster(2);
+  c.execution = {.whole_stages = true, .stage_run_us = 7};
+  EXPECT_DOUBLE_EQ(ComputeLowerBound(g, c).phased_latency_us, 7 + 1 + 15 + 1);
+}
+
+TEST(LowerBoundTest, SlowerKindSpreadsLess) {
+  // One phase of two 10 µs units between cuts; a device twice as slow takes
+  // a third of the work: 20 / (1 + 1/2).
+  CostGraph g = Build({1, 10, 10, 1}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}}, /*kinds=*/2, 2);
+  Cluster c = TestCluster(2);
+  c.kinds.push_back(c.kinds[0]);
+  c.devices[1].kind = 1;
+  EXPECT_DOUBLE_EQ(ComputeLowerBound(g, c).phased_latency_us, 1 + 40.0 / 3 + 1);
+}
+
+// Random DAGs with late sources and side outputs: each unit reads up to
+// three earlier ones, or none.
+CostGraph RandomGraph(std::mt19937& rng, uint32_t n, int kinds) {
+  std::vector<double> times;
+  std::vector<Edge> edges;
+  std::uniform_real_distribution<double> time(0, 100);
+  std::uniform_int_distribution<int64_t> bytes(0, 50000);
+  for (uint32_t u = 0; u < n; ++u) {
+    times.push_back(rng() % 8 == 0 ? 0 : time(rng));
+    if (u == 0 || rng() % 6 == 0) continue;
+    const int fan_in = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < fan_in; ++k) {
+      // Mostly the previous few units: long series stretches with cuts.
+      const uint32_t back = 1 + (rng() % 4 == 0 ? rng() % u : rng() % std::min(u, 3u));
+      edges.push_back({u - back, u, bytes(rng)});
+    }
+  }
+  return Build(times, edges, kinds, 1.5);
+}
+
+TEST(LowerBoundPropertyTest, NeverAboveASimulatedStep) {
+  int above_old = 0;
+  for (uint32_t seed = 0; seed < 400; ++seed) {
+    std::mt19937 rng(seed);
+    const int kinds = 1 + static_cast<int>(seed % 2);
+    CostGraph g = RandomGraph(rng, 4 + rng() % 30, kinds);
+    const int devices = 1 + static_cast<int>(rng() % 4);
+    Cluster c = TestCluster(devices, seed % 3 == 0 ? 1 : 0);
+    if (kinds == 2) {
+      c.kinds.push_back(c.kinds[0]);
+      for (int d = 1; d < devices; d += 2) c.devices[d].kind = 1;
+    }
+    if (seed % 5 == 0) c.execution = {.whole_stages = true, .stage_run_us = 3};
+    Simulator sim(g, c);
+    for (int trial = 0; trial < 10; ++trial) {
+      Placement p;
+      for (uint32_t u = 0; u < g.num_units(); ++u) {
+        p.device.push_back(static_cast<int32_t>(rng() % devices));
+        if (trial % 2 == 1) p.priority.push_back(static_cast<double>(rng() % 100));
+      }
+      const int m = 1 + trial % 4;
+      const LowerBound bound = ComputeLowerBound(g, c, m);
+      const double step = sim.Run(p, {.microbatches = m}).step_time_us;
+      ASSERT_GE(step * (1 + 1e-12) + 1e-9, bound.bound_us)
+          << "seed " << seed << ", trial " << trial << ", " << m << " micro-batches";
+      EXPECT_GE(bound.phased_latency_us + 1e-9, bound.critical_path_us);
+      if (bound.phased_latency_us >
+          std::max(bound.critical_path_us, bound.balanced_work_us) * (1 + 1e-9))
+        ++above_old;
+    }
+  }
+  // The phases tighten the bound on some of these graphs.
+  EXPECT_GT(above_old, 20);
+}
+
+}  // namespace
+}  // namespace autopar::costmodel

@@ -1,0 +1,120 @@
+// SGP below the units with micro-batches: the node plans of steps 7b–7d
+// against plain interleaved chunks of the node order, and one micro-batch
+// untouched by them.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/simulator.h"
+#include "gtest/gtest.h"
+#include "passes/coarsen.h"
+#include "search/sgp.h"
+#include "tests/search/test_graphs.h"
+
+namespace autopar::search {
+namespace {
+
+using costmodel::Cluster;
+using costmodel::CostGraph;
+using costmodel::Placement;
+using testing::BuildGraph;
+using testing::GraphSpec;
+using testing::TestCluster;
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// Two chains side by side, `a` and `b` nodes (an encoder and a decoder's
+// first half), listed one after the other in the node order, joined by a node
+// that a chain of `c` more follows; 10 µs a node.
+GraphSpec TwoChainsThenOne(uint32_t a, uint32_t b, uint32_t c) {
+  GraphSpec spec;
+  spec.units.assign(a + b + 1 + c, {10, 0});
+  auto chain = [&](uint32_t first, uint32_t length) {
+    for (uint32_t u = first; u + 1 < first + length; ++u) spec.edges.push_back({u, u + 1, 1000});
+  };
+  chain(0, a);
+  chain(a, b);
+  const uint32_t join = a + b;
+  spec.edges.push_back({a - 1, join, 1000});
+  spec.edges.push_back({join - 1, join, 1000});
+  spec.edges.push_back({join, join + 1, 1000});
+  chain(join + 1, c);
+  return spec;
+}
+
+struct TwoLevels {
+  CostGraph nodes;
+  passes::Coarsening coarsening;
+};
+
+TwoLevels Coarsened(const GraphSpec& spec, const Cluster& cluster, int units) {
+  TwoLevels levels{BuildGraph(spec), {}};
+  passes::CoarsenOptions options;
+  options.target_units = units;
+  absl::StatusOr<passes::Coarsening> coarsening = passes::Coarsen(levels.nodes, cluster, options);
+  EXPECT_TRUE(coarsening.ok()) << coarsening.status();
+  levels.coarsening = *std::move(coarsening);
+  return levels;
+}
+
+SearchOptions WithNodes(const TwoLevels& levels, int microbatches) {
+  SearchOptions options;
+  options.microbatches = microbatches;
+  options.nodes.graph = &levels.nodes;
+  options.nodes.unit_of_node = &levels.coarsening.unit_of_node;
+  return options;
+}
+
+Placement NodePlan(const TwoLevels& levels, const SgpResult& result) {
+  if (!result.node_placement.device.empty()) return result.node_placement;
+  Placement plan;
+  for (uint32_t unit : levels.coarsening.unit_of_node) {
+    plan.device.push_back(result.placement.device[unit]);
+  }
+  return plan;
+}
+
+// The best of plain interleaving: the node order cut into v·D equal chunks,
+// chunk i on device i mod D.
+double BestPlainInterleavingUs(const CostGraph& nodes, const Cluster& cluster, int microbatches) {
+  costmodel::Simulator simulator(nodes, cluster);
+  const int devices = cluster.num_devices();
+  double best_us = 1e300;
+  for (int v : {1, 2, 3, 4, 6, 8}) {
+    const uint32_t chunks = static_cast<uint32_t>(v * devices);
+    Placement plan;
+    for (uint32_t u = 0; u < nodes.num_units(); ++u) {
+      plan.device.push_back(static_cast<int32_t>(u * chunks / nodes.num_units() % devices));
+    }
+    best_us = std::min(best_us, simulator.Run(plan, {.microbatches = microbatches}).step_time_us);
+  }
+  return best_us;
+}
+
+// The short branch, listed first, is a decoder's self-attention beside a long
+// encoder: chunks of the node order put it on the first device, where it runs
+// ahead of the encoder's later micro-batches. Chunks by latest start put it
+// just before the join.
+TEST(SgpNodesTest, BranchBesideALongChainBeatsPlainInterleaving) {
+  const Cluster cluster = TestCluster(2, kGiB);
+  const TwoLevels levels = Coarsened(TwoChainsThenOne(12, 24, 24), cluster, 8);
+  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 4));
+  ASSERT_TRUE(r.ok()) << r.status();
+  costmodel::Simulator simulator(levels.nodes, cluster);
+  const double step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = 4}).step_time_us;
+  EXPECT_LT(step_us, 0.95 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
+}
+
+// One micro-batch has no pipeline to fill: no interleaving, no node moves.
+TEST(SgpNodesTest, OneMicroBatchIsNeitherInterleavedNorMoved) {
+  const Cluster cluster = TestCluster(2, kGiB);
+  const TwoLevels levels = Coarsened(TwoChainsThenOne(12, 24, 24), cluster, 8);
+  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 1));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->strategy.find("interleaved"), std::string::npos) << r->strategy;
+  EXPECT_EQ(r->strategy.find("moved"), std::string::npos) << r->strategy;
+}
+
+}  // namespace
+}  // namespace autopar::search
