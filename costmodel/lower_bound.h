@@ -27,6 +27,11 @@ struct LowerBound {
   /// run). Never below critical_path_us; above it where a phase is wider
   /// than the devices can run at once.
   double phased_latency_us = 0;
+  /// One micro-batch's latency where each unit also waits for the transfers
+  /// of all inputs but those made on its own device, and those run one after
+  /// another there (Note [Transfers and neighbours]); the phases count as in
+  /// phased_latency_us. Never below it.
+  double transfer_latency_us = 0;
   /// The largest of the above.
   double bound_us = 0;
 };
@@ -46,6 +51,19 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
 // reached from i. Units with no time on any kind that are sources or sinks
 // (a Constant, a free side output) are left out of the test: dropping them
 // only removes constraints, so the bound of what is left stays valid.
+
+// Note [Transfers and neighbours]: a unit v runs on one device. Each input
+// made on another device arrives at the earliest its producer's earliest
+// start + fastest time + the least transfer of its tensor (the smallest
+// latency, or hop, plus bytes over the widest link); the inputs made on v's
+// device ran there one after another, so they end no sooner than any one's
+// earliest end, nor than their earliest start + their times summed. Whatever
+// the split, v starts no sooner than the least over local sets L of the
+// larger of the two; L need only range over the inputs with the longest
+// remote waits (moving a shorter one out of L never delays the larger). The
+// same holds backward with successors and their least times to the end, and
+// a unit's earliest start + its least time to the end bounds the micro-batch.
+// Links shared by transfers, whole stages' waits and memory only add time.
 
 }  // namespace autopar::costmodel
 

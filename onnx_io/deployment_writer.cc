@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <system_error>
@@ -97,6 +98,50 @@ absl::Status WriteFile(const fs::path& path, const std::string& contents) {
   stream.close();
   if (!stream)
     return absl::PermissionDeniedError(absl::StrCat("cannot write '", path.string(), "'"));
+  return absl::OkStatus();
+}
+
+// A second file of a model already written to `first` (a stage model is also
+// a Triton repository's model.onnx): its weights file is a hard link to the
+// first one's (a copy where the file system cannot link), so tens of GB of
+// weights are written once; the small protobuf is the first one's with its
+// external-data location renamed.
+absl::Status WriteCopyOf(const fs::path& first, const fs::path& path) {
+  onnx::ModelProto proto;
+  {
+    std::ifstream stream(first, std::ios::binary);
+    if (!stream || !proto.ParseFromIstream(&stream)) {
+      return absl::DataLossError(absl::StrCat("cannot read back '", first.string(), "'"));
+    }
+  }
+  const std::string first_data = first.filename().string() + ".data";
+  const std::string data = path.filename().string() + ".data";
+  bool external = false;
+  for (onnx::TensorProto& t : *proto.mutable_graph()->mutable_initializer()) {
+    for (onnx::StringStringEntryProto& e : *t.mutable_external_data()) {
+      if (e.key() != "location" || e.value() != first_data) continue;
+      e.set_value(data);
+      external = true;
+    }
+  }
+  if (external) {
+    const fs::path from = fs::path(first.string() + ".data");
+    const fs::path to = fs::path(path.string() + ".data");
+    std::error_code linked;
+    fs::create_hard_link(from, to, linked);
+    if (linked) {
+      std::error_code copied;
+      fs::copy_file(from, to, copied);
+      if (copied) {
+        return absl::PermissionDeniedError(
+            absl::StrCat("cannot write '", to.string(), "': ", copied.message()));
+      }
+    }
+  }
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  if (!stream || !proto.SerializeToOstream(&stream)) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path.string(), "'"));
+  }
   return absl::OkStatus();
 }
 
@@ -226,11 +271,14 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
   TempDirGuard temp(*std::move(temp_path));
 
   // Progress over all files: each file's bytes count on from the files before.
+  // A model listed twice is written once (WriteCopyOf) and counts once.
   std::vector<int64_t> file_bytes;
   int64_t total_bytes = 0;
   if (options.on_progress) {
+    std::set<const onnx::ModelProto*> counted;
     for (const ModelFile& file : files.models) {
-      file_bytes.push_back(ExternalDataBytes(*file.model, source, options.save));
+      const bool first = counted.insert(file.model).second;
+      file_bytes.push_back(first ? ExternalDataBytes(*file.model, source, options.save) : 0);
       total_bytes += file_bytes.back();
     }
   }
@@ -241,12 +289,17 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
       options.on_progress(bytes_before + written, total_bytes);
     };
   }
+  std::map<const onnx::ModelProto*, fs::path> written;
   for (size_t i = 0; i < files.models.size(); ++i) {
     const ModelFile& file = files.models[i];
     const fs::path path = temp.path() / file.path;
     if (absl::Status s = MakeParents(path); !s.ok()) return s;
-    if (absl::Status s = SaveModel(*file.model, source, path, save); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("writing '", file.path, "': ", s.message()));
+    auto [first, is_first] = written.emplace(file.model, path);
+    absl::Status saved =
+        is_first ? SaveModel(*file.model, source, path, save) : WriteCopyOf(first->second, path);
+    if (!saved.ok()) {
+      return absl::Status(saved.code(),
+                          absl::StrCat("writing '", file.path, "': ", saved.message()));
     }
     if (options.on_progress) bytes_before += file_bytes[i];
   }

@@ -8,7 +8,8 @@
 // Model files are written with SaveModel: weights stored externally in the
 // source (or above the threshold) are streamed one tensor at a time from the
 // source's files into `<file>.data`, so a model larger than memory can be
-// split.
+// split. A model listed twice (a stage model that is also a Triton model) is
+// written once: the second file's `.data` is a hard link to the first's.
 #ifndef AUTOPAR_ONNX_IO_DEPLOYMENT_WRITER_H_
 #define AUTOPAR_ONNX_IO_DEPLOYMENT_WRITER_H_
 

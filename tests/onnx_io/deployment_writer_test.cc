@@ -116,9 +116,33 @@ TEST(DeploymentWriterTest, ReportsExternalBytesOverAllFiles) {
   std::vector<std::pair<int64_t, int64_t>> reports;
   options.on_progress = [&](int64_t done, int64_t total) { reports.emplace_back(done, total); };
   ASSERT_TRUE(WriteDeployment(dir / "out", model, FilesOf(model, "{}"), options).ok());
-  // w (2x3 floats, 24 bytes) once into each of the two model files.
+  // w (2x3 floats, 24 bytes), written once: the two files are one model.
   EXPECT_EQ(ExternalDataBytes(model.proto, model, options.save), 24);
-  EXPECT_EQ(reports, (std::vector<std::pair<int64_t, int64_t>>{{24, 48}, {48, 48}}));
+  EXPECT_EQ(reports, (std::vector<std::pair<int64_t, int64_t>>{{24, 24}}));
+}
+
+TEST(DeploymentWriterTest, AModelListedTwiceSharesOneWeightsFile) {
+  TempDir dir;
+  const Model model = MakeModel();
+  WriteOptions options;
+  options.save.external_threshold_bytes = 16;
+  DeploymentFiles files;
+  files.models.push_back({"stages/s0.onnx", &model.proto});
+  files.models.push_back({"triton/m_s0/1/model.onnx", &model.proto});
+  ASSERT_TRUE(WriteDeployment(dir / "out", model, files, options).ok());
+  const fs::path copy = dir / "out" / "triton" / "m_s0" / "1" / "model.onnx";
+  EXPECT_EQ(fs::hard_link_count(dir / "out" / "stages" / "s0.onnx.data"), 2u);
+  EXPECT_EQ(fs::hard_link_count(fs::path(copy.string() + ".data")), 2u);
+  absl::StatusOr<Model> loaded = LoadModel(copy);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const onnx::TensorProto& w = loaded->proto.graph().initializer(0);
+  ASSERT_TRUE(IsExternal(w));
+  // The copy names its own weights file, so the folder stands on its own.
+  EXPECT_EQ(w.external_data(0).key(), "location");
+  EXPECT_EQ(w.external_data(0).value(), "model.onnx.data");
+  EXPECT_EQ(*ReadTensorBytes(*loaded, w),
+            *ReadTensorBytes(model, model.proto.graph().initializer(0)));
+  EXPECT_EQ(loaded->proto.graph().node(0).op_type(), "Add");
 }
 
 TEST(DeploymentWriterTest, AnExistingFolderIsRefusedWithoutForce) {
