@@ -987,10 +987,12 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
 // that order put the end of one and the start of the next on one device;
 // moving the chain to the device of the chain before or after it lets the
 // two overlap, or fills a device that waits for the pipeline's first
-// micro-batch. Each chain in order, kChainMoveSweeps sweeps; a move stays
-// when the simulated step shrinks and memory fits. At most
-// kMaxChainMoveSimulations runs and kChainMoveNodeRuns node instances.
-// Returns the moves kept.
+// micro-batch. A chain that starts a branch may also go to the least busy
+// device (with more devices than micro-batches a pipeline leaves devices
+// idle, and a tower there shortens the path every micro-batch takes). Each
+// chain in order, kChainMoveSweeps sweeps; a move stays when the simulated
+// step shrinks and memory fits. At most kMaxChainMoveSimulations runs and
+// kChainMoveNodeRuns node instances. Returns the moves kept.
 int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan) {
   const NodeLevel& level = options_.nodes;
   const CostGraph& nodes = *level.graph;
@@ -1005,18 +1007,33 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
     return false;
   };
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
-  int simulations = 0, kept = 0;
+  if (budget < 1) return 0;
+  // Busy time per device in the current plan, for the least busy device.
+  std::vector<double> busy_us(num_devices_);
+  auto note_busy = [&](const costmodel::SimulationResult& run) {
+    for (int d = 0; d < num_devices_; ++d) busy_us[d] = run.devices[d].busy_us;
+  };
+  note_busy(simulator.Run(plan, sim_options));
+  ++simulations_;
+  int simulations = 1, kept = 0;
   for (int sweep = 0; sweep < kChainMoveSweeps; ++sweep) {
     for (uint32_t begin = 0, end = 0; begin < num_nodes && simulations < budget; begin = end) {
       const int32_t from = plan.device[begin];
       end = begin + 1;
       while (end < num_nodes && plan.device[end] == from && reads_previous(end)) ++end;
       if (SplitsLockedUnit(level, begin, end)) continue;
-      const int32_t before = begin > 0 ? plan.device[begin - 1] : from;
-      const int32_t after = end < num_nodes ? plan.device[end] : from;
+      // The devices of the chains before and after it; a chain that starts
+      // a branch (it does not read the node before it) also the least busy.
+      int32_t targets[] = {begin > 0 ? plan.device[begin - 1] : from,
+                           end < num_nodes ? plan.device[end] : from, from};
+      if (begin > 0 && !reads_previous(begin)) {
+        targets[2] = static_cast<int32_t>(std::min_element(busy_us.begin(), busy_us.end()) -
+                                          busy_us.begin());
+      }
       int32_t best_device = from;
-      for (const int32_t to : {before, after}) {
-        if (to == from || (to == after && after == before) || simulations >= budget) continue;
+      for (int i = 0; i < 3 && simulations < budget; ++i) {
+        const int32_t to = targets[i];
+        if (to == from || std::find(targets, targets + i, to) != targets + i) continue;
         std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
         ++simulations;
         ++simulations_;
@@ -1024,6 +1041,7 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
         if (!moved.memory_overflow && moved.step_time_us < best_us * (1 - 1e-9)) {
           best_us = moved.step_time_us;
           best_device = to;
+          note_busy(moved);
         }
       }
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
