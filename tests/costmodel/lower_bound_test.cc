@@ -9,48 +9,21 @@
 
 #include "costmodel/simulator.h"
 #include "gtest/gtest.h"
+#include "tests/costmodel/unit_graphs.h"
 
 namespace autopar::costmodel {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
-
-// 1 byte per ns: 1,000 bytes take 1 µs.
-Cluster TestCluster(int devices, double latency_us = 0) {
-  DeviceSpec d;
-  d.name = "test";
-  d.memory_bytes = kGiB;
-  return MakeHomogeneousCluster(d, devices, kGiB, 1e9, latency_us);
-}
-
-struct Edge {
-  uint32_t src, dst;
-  int64_t bytes = 0;
-};
+using testing::TestCluster;
+using Edge = testing::UnitEdge;
 
 // Units with these times (kind 1, if any, `slow_factor` times slower); each
-// edge its own tensor.
+// edge its own tensor; free units without inputs are Constants.
 CostGraph Build(const std::vector<double>& compute_us, const std::vector<Edge>& edges,
                 int kinds = 1, double slow_factor = 1) {
-  CostGraph::Builder b(kinds);
-  for (size_t u = 0; u < compute_us.size(); ++u) {
-    std::vector<double> times = {compute_us[u]};
-    if (kinds == 2) times.push_back(compute_us[u] * slow_factor);
-    // Free units without inputs are Constants (copied, not sent, with whole
-    // stages).
-    const bool read =
-        std::any_of(edges.begin(), edges.end(), [&](const Edge& e) { return e.dst == u; });
-    b.AddUnit({.name = "u" + std::to_string(u),
-               .op = compute_us[u] == 0 && !read ? "Constant" : "Op",
-               .compute_us = times});
-  }
-  for (const Edge& e : edges) {
-    uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});
-    b.AddUse(t, e.dst);
-  }
-  absl::StatusOr<CostGraph> g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *std::move(g);
+  return testing::BuildUnitGraph(
+      compute_us, edges,
+      {.kinds = kinds, .slow_factor = slow_factor, .free_sources_are_constants = true});
 }
 
 TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {

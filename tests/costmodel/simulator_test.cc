@@ -6,49 +6,25 @@
 #include "costmodel/lower_bound.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/costmodel/unit_graphs.h"
 
 namespace autopar::costmodel {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
+using testing::kGiB;
+using testing::TestCluster;
+using testing::TestDevice;
 
-DeviceSpec TestDevice(const std::string& name) {
-  DeviceSpec d;
-  d.name = name;
-  d.memory_bytes = kGiB;
-  return d;
-}
-
-// 1 byte per ns: 1,000 bytes take 1 µs; no latency unless given.
-Cluster TestCluster(int devices, double latency_us = 0) {
-  return MakeHomogeneousCluster(TestDevice("test"), devices, kGiB, 1e9, latency_us);
-}
-
-// A graph from a list of units (compute µs) and edges (src, dst, bytes):
-// each edge is its own tensor unless `shared` says the source's first output.
+// A graph from a list of units (compute µs) and edges (src, dst, bytes),
+// each edge its own tensor.
 struct GraphSpec {
   std::vector<double> compute_us;
-  struct Edge {
-    uint32_t src, dst;
-    int64_t bytes;
-  };
-  std::vector<Edge> edges;
+  std::vector<testing::UnitEdge> edges;
 };
 
 CostGraph Build(const GraphSpec& spec, int kinds = 1, double slow_factor = 1) {
-  CostGraph::Builder b(kinds);
-  for (size_t u = 0; u < spec.compute_us.size(); ++u) {
-    std::vector<double> times = {spec.compute_us[u]};
-    if (kinds == 2) times.push_back(spec.compute_us[u] * slow_factor);
-    b.AddUnit({.name = "u" + std::to_string(u), .op = "Op", .compute_us = times});
-  }
-  for (const GraphSpec::Edge& e : spec.edges) {
-    uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});
-    b.AddUse(t, e.dst);
-  }
-  absl::StatusOr<CostGraph> g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *std::move(g);
+  return testing::BuildUnitGraph(spec.compute_us, spec.edges,
+                                 {.kinds = kinds, .slow_factor = slow_factor});
 }
 
 TEST(SimulatorTest, SingleDeviceStepIsTheSumOfUnitTimes) {
