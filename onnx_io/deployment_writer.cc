@@ -270,15 +270,23 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
   if (!temp_path.ok()) return temp_path.status();
   TempDirGuard temp(*std::move(temp_path));
 
-  // Progress over all files: each file's bytes count on from the files before.
-  // A model listed twice is written once (WriteCopyOf) and counts once.
+  // A model listed twice is written once, then copied (WriteCopyOf): per
+  // file, the index of the first file of its model.
+  std::vector<size_t> first_of(files.models.size());
+  {
+    std::map<const onnx::ModelProto*, size_t> first_by_model;
+    for (size_t i = 0; i < files.models.size(); ++i) {
+      first_of[i] = first_by_model.emplace(files.models[i].model, i).first->second;
+    }
+  }
+  // Progress over all files: each file's bytes count on from the files before;
+  // a copy counts nothing.
   std::vector<int64_t> file_bytes;
   int64_t total_bytes = 0;
   if (options.on_progress) {
-    std::set<const onnx::ModelProto*> counted;
-    for (const ModelFile& file : files.models) {
-      const bool first = counted.insert(file.model).second;
-      file_bytes.push_back(first ? ExternalDataBytes(*file.model, source, options.save) : 0);
+    for (size_t i = 0; i < files.models.size(); ++i) {
+      file_bytes.push_back(
+          first_of[i] == i ? ExternalDataBytes(*files.models[i].model, source, options.save) : 0);
       total_bytes += file_bytes.back();
     }
   }
@@ -289,14 +297,13 @@ absl::Status WriteDeployment(const fs::path& out_dir_arg, const Model& source,
       options.on_progress(bytes_before + written, total_bytes);
     };
   }
-  std::map<const onnx::ModelProto*, fs::path> written;
   for (size_t i = 0; i < files.models.size(); ++i) {
     const ModelFile& file = files.models[i];
     const fs::path path = temp.path() / file.path;
     if (absl::Status s = MakeParents(path); !s.ok()) return s;
-    auto [first, is_first] = written.emplace(file.model, path);
-    absl::Status saved =
-        is_first ? SaveModel(*file.model, source, path, save) : WriteCopyOf(first->second, path);
+    absl::Status saved = first_of[i] == i
+                             ? SaveModel(*file.model, source, path, save)
+                             : WriteCopyOf(temp.path() / files.models[first_of[i]].path, path);
     if (!saved.ok()) {
       return absl::Status(saved.code(),
                           absl::StrCat("writing '", file.path, "': ", saved.message()));

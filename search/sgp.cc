@@ -313,6 +313,9 @@ class Sgp {
   void BelowUnits(SgpResult& result);
   void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
   int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan);
+  const costmodel::SimulationResult* TryNodeMove(costmodel::Simulator& simulator, Placement& plan,
+                                                 uint32_t begin, uint32_t end, int32_t to,
+                                                 double& best_us);
   int PostPassBudget() const;
   double SimulatedUs(const Placement& plan);
 
@@ -945,7 +948,6 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
   for (uint32_t v = 1; v < num_nodes; ++v) {
     if (plan.device[v] != plan.device[v - 1]) boundaries.push_back(v);
   }
-  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
   int simulations = 0, kept = 0;
   for (const uint32_t b : boundaries) {
     const int32_t left = plan.device[b - 1], right = plan.device[b];
@@ -959,12 +961,8 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
       const uint32_t begin = left_shrinks ? b - k : b, end = left_shrinks ? b : b + k;
       if (SplitsLockedUnit(level, begin, end)) continue;
       const int32_t from = left_shrinks ? left : right, to = left_shrinks ? right : left;
-      std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
       ++simulations;
-      ++simulations_;
-      const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
-      if (!moved.memory_overflow && moved.step_time_us < best_us * (1 - 1e-9)) {
-        best_us = moved.step_time_us;
+      if (TryNodeMove(simulator, plan, begin, end, to, best_us) != nullptr) {
         ++kept;
         break;
       }
@@ -1034,14 +1032,11 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
       for (int i = 0; i < 3 && simulations < budget; ++i) {
         const int32_t to = targets[i];
         if (to == from || std::find(targets, targets + i, to) != targets + i) continue;
-        std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
         ++simulations;
-        ++simulations_;
-        const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
-        if (!moved.memory_overflow && moved.step_time_us < best_us * (1 - 1e-9)) {
-          best_us = moved.step_time_us;
+        if (const costmodel::SimulationResult* moved =
+                TryNodeMove(simulator, plan, begin, end, to, best_us)) {
           best_device = to;
-          note_busy(moved);
+          note_busy(*moved);
         }
       }
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
@@ -1049,6 +1044,22 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
     }
   }
   return kept;
+}
+
+// Steps 7c and 7d's trial: nodes [begin, end) of `plan` go to device `to`
+// and the plan is simulated. Returns the run when its step beats `best_us`
+// (which becomes that step) and memory fits, else nullptr; either way the
+// plan keeps the move, for the caller to undo or keep.
+const costmodel::SimulationResult* Sgp::TryNodeMove(costmodel::Simulator& simulator,
+                                                    Placement& plan, uint32_t begin, uint32_t end,
+                                                    int32_t to, double& best_us) {
+  std::fill(plan.device.begin() + begin, plan.device.begin() + end, to);
+  ++simulations_;
+  const costmodel::SimulationResult& moved =
+      simulator.Run(plan, {.microbatches = options_.microbatches});
+  if (moved.memory_overflow || moved.step_time_us >= best_us * (1 - 1e-9)) return nullptr;
+  best_us = moved.step_time_us;
+  return &moved;
 }
 
 absl::StatusOr<SgpResult> Sgp::Run() {

@@ -1,6 +1,5 @@
-// Unit graphs for the simulator's and the lower bound's tests: units with
-// given compute times joined by edges, on a cluster where 1,000 bytes take
-// 1 µs.
+// Unit graphs for the tests of costmodel/ and search/: units with given
+// compute times joined by edges, and a cluster where 1,000 bytes take 1 µs.
 #ifndef AUTOPAR_TESTS_COSTMODEL_UNIT_GRAPHS_H_
 #define AUTOPAR_TESTS_COSTMODEL_UNIT_GRAPHS_H_
 
@@ -37,9 +36,13 @@ struct UnitEdge {
 };
 
 struct UnitGraphOptions {
-  /// Compute times per kind: kind 1, if 2, is `slow_factor` times slower.
+  /// Compute times per kind: kind k takes (1 + k · (slow_factor − 1))× as
+  /// long as kind 0.
   int kinds = 1;
   double slow_factor = 1;
+  /// Per unit, bytes of a parameter block of its own (none where 0); empty:
+  /// no parameters.
+  std::vector<int64_t> param_bytes;
   /// Units with no time and no inputs are Constants (copied, not sent, with
   /// whole stages); otherwise every unit is an "Op".
   bool free_sources_are_constants = false;
@@ -51,14 +54,20 @@ inline CostGraph BuildUnitGraph(const std::vector<double>& compute_us,
                                 const UnitGraphOptions& options = {}) {
   CostGraph::Builder b(options.kinds);
   for (size_t u = 0; u < compute_us.size(); ++u) {
-    std::vector<double> times = {compute_us[u]};
-    if (options.kinds == 2) times.push_back(compute_us[u] * options.slow_factor);
+    std::vector<double> times;
+    for (int k = 0; k < options.kinds; ++k) {
+      times.push_back(compute_us[u] * (1 + k * (options.slow_factor - 1)));
+    }
     const bool read =
         std::any_of(edges.begin(), edges.end(), [&](const UnitEdge& e) { return e.dst == u; });
     const bool constant = options.free_sources_are_constants && compute_us[u] == 0 && !read;
-    b.AddUnit({.name = "u" + std::to_string(u),
-               .op = constant ? "Constant" : "Op",
-               .compute_us = std::move(times)});
+    CostGraph::UnitSpec unit{.name = "u" + std::to_string(u),
+                             .op = constant ? "Constant" : "Op",
+                             .compute_us = std::move(times)};
+    if (u < options.param_bytes.size() && options.param_bytes[u] > 0) {
+      unit.params.push_back(b.AddParameter(options.param_bytes[u]));
+    }
+    b.AddUnit(std::move(unit));
   }
   for (const UnitEdge& e : edges) {
     const uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});

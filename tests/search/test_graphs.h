@@ -11,6 +11,7 @@
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "gtest/gtest.h"
+#include "tests/costmodel/unit_graphs.h"
 
 namespace autopar::search::testing {
 
@@ -21,33 +22,19 @@ struct GraphSpec {
     double compute_us = 10;
     int64_t param_bytes = 0;
   };
-  struct Edge {
-    uint32_t src, dst;
-    int64_t bytes;
-  };
+  using Edge = costmodel::testing::UnitEdge;
   std::vector<Unit> units;
   std::vector<Edge> edges;
 };
 
 inline costmodel::CostGraph BuildGraph(const GraphSpec& spec, int kinds = 1, double slowdown = 2) {
-  costmodel::CostGraph::Builder b(kinds);
-  for (size_t u = 0; u < spec.units.size(); ++u) {
-    costmodel::CostGraph::UnitSpec unit{.name = "u" + std::to_string(u), .op = "Op"};
-    for (int k = 0; k < kinds; ++k) {
-      unit.compute_us.push_back(spec.units[u].compute_us * (1 + k * (slowdown - 1)));
-    }
-    if (spec.units[u].param_bytes > 0) {
-      unit.params.push_back(b.AddParameter(spec.units[u].param_bytes));
-    }
-    b.AddUnit(std::move(unit));
+  std::vector<double> compute_us;
+  costmodel::testing::UnitGraphOptions options{.kinds = kinds, .slow_factor = slowdown};
+  for (const GraphSpec::Unit& unit : spec.units) {
+    compute_us.push_back(unit.compute_us);
+    options.param_bytes.push_back(unit.param_bytes);
   }
-  for (const GraphSpec::Edge& e : spec.edges) {
-    uint32_t t = b.AddTensor({.name = "t", .producer = e.src, .bytes = e.bytes});
-    b.AddUse(t, e.dst);
-  }
-  absl::StatusOr<costmodel::CostGraph> g = std::move(b).Build();
-  EXPECT_TRUE(g.ok()) << g.status();
-  return *std::move(g);
+  return costmodel::testing::BuildUnitGraph(compute_us, spec.edges, options);
 }
 
 /// A chain u0 → u1 → … of `compute_us` each; edge i (u_i → u_{i+1}) carries
