@@ -13,7 +13,10 @@
 // exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP,
 // m-SCT run on the nodes) and m-TOPO's contiguous split of the nodes' order
 // (with micro-batches, a balanced pipeline) are starting points beside the
-// projections; the best start is refined.
+// projections; the best start is refined. Before the levels, with one
+// micro-batch, the series phases' windows are solved exactly
+// (search/node_windows.h): a large neighbourhood the levels' single moves do
+// not reach, growing with the budget.
 //
 // Nodes of a locked unit (NodeLevel::locked_units) always move together, so
 // every group that must share a device still does.
