@@ -374,7 +374,7 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
   best_ = current_;
 
   // Step 2.
-  if (options_.microbatches == 1 && !cluster_.execution.whole_stages) {
+  if (options_.windows && options_.microbatches == 1 && !cluster_.execution.whole_stages) {
     std::vector<uint8_t> fixed(n_, 0);
     for (uint32_t u = 0; u < num_units_; ++u) {
       if (!locked_[u]) continue;

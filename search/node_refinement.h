@@ -48,6 +48,9 @@ struct NodeRefinementOptions {
   int64_t max_rounds = 0;
   /// Moves simulated per round.
   int moves_per_round = 32;
+  /// The exact windows before the levels (with one micro-batch); off: the
+  /// levels and kicks alone.
+  bool windows = true;
   /// Placers run on the nodes as starting points (list schedules, and
   /// m-TOPO's pipeline split).
   std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop", "m-sct", "m-topo"};

@@ -143,7 +143,8 @@ NodeWindows::NodeWindows(const CostGraph& graph, const Cluster& cluster,
       phase->free.push_back(i);
       phase->exit_free = is_exit;
     }
-    if (phase->free.empty() || m > max_phase_nodes) return;
+    // A lone exit cut (the graph's first node) has nothing to rename for.
+    if (phase->free.empty() || m > max_phase_nodes || (entry < 0 && inside.empty())) return;
     for (uint32_t i = 0; i < m; ++i) local_of[phase->nodes[i]] = static_cast<int32_t>(i);
     CostGraph::Builder builder(graph.num_device_kinds());
     std::vector<double> finish(m, 0), fastest_us(m, 0);
