@@ -7,10 +7,15 @@
 //     current plan.
 //  2. Windows (search/node_windows.h; one micro-batch, node by node): every
 //     series phase's windows of k nodes are solved exactly, k from
-//     kFirstWindow up, one more each time a whole sweep finds nothing, on up
-//     to kWindowShare of the time left. A sweep's moves are judged together
-//     by the full simulation (exact for one micro-batch), else one by one.
-//     Larger windows are larger neighbourhoods: a longer budget reaches them.
+//     kFirstWindow up, one more each time a whole sweep finds nothing. A
+//     sweep's moves are judged together by the full simulation (exact for
+//     one micro-batch), else one by one. When the largest windows find
+//     nothing, orders: each phase takes its nodes' order from whichever
+//     schedule (a start's priorities, or the default) gives it the shortest
+//     span with the largest windows under that order (a node waits only for
+//     nodes of its own phase, so the mixed schedule is exact). On up to
+//     kWindowShare of the time left: larger windows are larger
+//     neighbourhoods, and a longer budget reaches them.
 //  3. Levels, coarse to fine: the block length S halves from the largest
 //     unit's node count to 1. At a level, the boundary moves of the current
 //     plan (a block to a device it exchanges a tensor with) are shuffled and
@@ -18,7 +23,7 @@
 //     current plan, the best of them — or all of them applied together, when
 //     that is better still — becomes the current plan and the level starts
 //     over on the new blocks; a level whose moves all fail is done.
-//  4. Then the windows go on growing, and when they have nothing left, kicks:
+//  4. Then step 2 goes on where it stopped; when it has nothing left, kicks:
 //     a few random boundary moves perturb the best plan and step 3 runs again
 //     at the finest level (iterated local search); the best plan ever
 //     simulated is kept, so a kick never costs anything.
@@ -96,6 +101,9 @@ class NodeRefinement {
   // they have nothing left to try or their time is up.
   bool Windows();
   bool TryWindowMoves(const std::vector<NodeWindows::Move>& moves);
+  // Step 2's orders, one pass over the phases in all (a pass cut short by
+  // the clock goes on later).
+  void Orders();
   void Evaluate(std::vector<Individual>& batch);
 
   const CostGraph& graph_;
@@ -315,6 +323,23 @@ bool NodeRefinement::TryWindowMoves(const std::vector<NodeWindows::Move>& moves)
   return false;
 }
 
+void NodeRefinement::Orders() {
+  const std::vector<double>& priority = schedules_[current_.genome.schedule];
+  const std::vector<NodeWindows::Move> moves = windows_->SweepOrders(
+      current_.genome.device, priority, schedules_,
+      std::min(kLargestWindow, windows_->max_window()), [this] { return WindowsStop(); });
+  if (moves.empty()) return;
+  std::vector<double> mixed = priority.empty() ? windows_->default_priority() : priority;
+  std::vector<Individual> batch(1);
+  batch[0].genome = current_.genome;
+  windows_->Apply(moves, batch[0].genome.device, &mixed);
+  batch[0].genome.schedule = static_cast<int32_t>(schedules_.size());
+  schedules_.push_back(std::move(mixed));
+  Evaluate(batch);
+  ++result_.rounds;
+  if (batch[0].fitness.BetterThan(current_.fitness)) current_ = std::move(batch[0]);
+}
+
 // Step 4.
 bool NodeRefinement::Kick() {
   current_ = best_;
@@ -385,7 +410,10 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
       const double now_s = options_.elapsed_s();
       windows_until_s_ = now_s + kWindowShare * (options_.deadline_s - now_s);
     }
-    while (Windows()) {
+    for (;;) {
+      if (Windows()) continue;
+      if (WindowsStop() || windows_->orders_passes() > 0) break;
+      Orders();
     }
     windows_until_s_ = std::numeric_limits<double>::infinity();
   }
@@ -403,6 +431,10 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
   // Step 4.
   while (budget_left && !Stop()) {
     if (windows_ && Windows()) continue;
+    if (windows_ && windows_->orders_passes() == 0) {
+      Orders();
+      continue;
+    }
     if (!Kick()) break;
     budget_left = RefineLevel(1);
   }

@@ -12,6 +12,8 @@
 //     exactly by depth-first enumeration in topological order, pruned where
 //     one device's work alone, or a path with the transfers its devices
 //     make, reaches the best span found; the phase keeps its best.
+//  4. Orders (SweepOrders): step 3 once per candidate schedule, each phase
+//     keeping the schedule and assignment with the shortest span.
 #include "search/node_windows.h"
 
 #include <algorithm>
@@ -335,11 +337,28 @@ void NodeWindows::Optimise(Phase& phase, std::vector<int32_t>& local, double& sp
   }
 }
 
+// Step 3 for each window of the phase in turn.
+void NodeWindows::SolveWindows(Phase& phase, std::vector<int32_t>& local, double& span, uint32_t k,
+                               Search& search) {
+  const auto f = static_cast<uint32_t>(phase.free.size());
+  const uint32_t stride = std::max<uint32_t>(1, k / 2);
+  for (uint32_t begin = 0;; begin += stride) {
+    const uint32_t at = begin + k >= f ? (f > k ? f - k : 0) : begin;
+    Optimise(phase, local, span, at, k, search);
+    if (search.stopped || at + k >= f) return;
+  }
+}
+
+void NodeWindows::SetPriority(Phase& phase, const std::vector<double>& priority) const {
+  const std::vector<double>& node_priority = priority.empty() ? default_priority_ : priority;
+  phase.scratch.priority.clear();
+  for (uint32_t v : phase.nodes) phase.scratch.priority.push_back(node_priority[v]);
+}
+
 std::vector<NodeWindows::Move> NodeWindows::Sweep(const std::vector<int32_t>& device,
                                                   const std::vector<double>& priority, uint32_t k,
                                                   const std::function<bool()>& stop) {
   // Step 2.
-  const std::vector<double>& node_priority = priority.empty() ? default_priority_ : priority;
   struct Candidate {
     Phase* phase;
     uint32_t index;
@@ -350,8 +369,7 @@ std::vector<NodeWindows::Move> NodeWindows::Sweep(const std::vector<int32_t>& de
     Phase& phase = *phases_[p];
     std::vector<int32_t> signature = Signature(phase, device);
     if (phase.done_k >= k && phase.done_signature == signature) continue;
-    phase.scratch.priority.clear();
-    for (uint32_t v : phase.nodes) phase.scratch.priority.push_back(node_priority[v]);
+    SetPriority(phase, priority);
     std::vector<int32_t> local;
     for (uint32_t v : phase.nodes) local.push_back(device[v]);
     const double span = PhaseSpan(phase, local);
@@ -376,13 +394,7 @@ std::vector<NodeWindows::Move> NodeWindows::Sweep(const std::vector<int32_t>& de
     for (uint32_t v : phase.nodes) local.push_back(device[v]);
     const std::vector<int32_t> before = local;
     double span = candidate.span_us;
-    const auto f = static_cast<uint32_t>(phase.free.size());
-    const uint32_t stride = std::max<uint32_t>(1, k / 2);
-    for (uint32_t begin = 0;; begin += stride) {
-      const uint32_t at = begin + k >= f ? (f > k ? f - k : 0) : begin;
-      Optimise(phase, local, span, at, k, search);
-      if (search.stopped || at + k >= f) break;
-    }
+    SolveWindows(phase, local, span, k, search);
     if (search.stopped) break;
     phase.done_k = k;
     phase.done_signature = Signature(phase, device);
@@ -404,16 +416,66 @@ std::vector<NodeWindows::Move> NodeWindows::Sweep(const std::vector<int32_t>& de
   return moves;
 }
 
+// Step 4.
+std::vector<NodeWindows::Move> NodeWindows::SweepOrders(
+    const std::vector<int32_t>& device, const std::vector<double>& priority,
+    const std::vector<std::vector<double>>& orders, uint32_t k, const std::function<bool()>& stop) {
+  std::vector<Move> moves;
+  Search search{.stop = &stop, .next_check = simulations_};
+  for (uint32_t& p = orders_from_; p < phases_.size(); ++p) {
+    if (search.stopped || stop()) return moves;
+    Phase& phase = *phases_[p];
+    std::vector<int32_t> before;
+    for (uint32_t v : phase.nodes) before.push_back(device[v]);
+    SetPriority(phase, priority);
+    const double span = PhaseSpan(phase, before);
+    if (span <= phase.bound_us * (1 + kMinGain)) continue;
+    double best_span = span * (1 - kMinGain);
+    std::vector<int32_t> best;
+    size_t best_order = orders.size();
+    for (size_t o = 0; o < orders.size() && !search.stopped; ++o) {
+      SetPriority(phase, orders[o]);
+      std::vector<int32_t> local = before;
+      double order_span = PhaseSpan(phase, local);
+      SolveWindows(phase, local, order_span, k, search);
+      if (search.stopped || order_span >= best_span) continue;
+      best_span = order_span;
+      best = std::move(local);
+      best_order = o;
+    }
+    if (best_order == orders.size()) continue;
+    Move move{.phase = p, .before_us = span, .after_us = best_span};
+    for (uint32_t i : phase.free) {
+      if (best[i] != before[i]) move.assign.emplace_back(phase.nodes[i], best[i]);
+    }
+    if (phase.exit_free && best.back() != before.back()) {
+      move.swap_from = before.back();
+      move.swap_to = best.back();
+    }
+    const std::vector<double>& order =
+        orders[best_order].empty() ? default_priority_ : orders[best_order];
+    for (uint32_t v : phase.nodes) move.priority.emplace_back(v, order[v]);
+    moves.push_back(std::move(move));
+  }
+  orders_from_ = 0;
+  orders_passes_ += 1;
+  return moves;
+}
+
 void NodeWindows::Rejected(const Move& move, const std::vector<int32_t>& device) {
   Phase& phase = *phases_[move.phase];
   phase.done_signature = Signature(phase, device);
 }
 
-void NodeWindows::Apply(std::vector<Move> moves, std::vector<int32_t>& device) const {
+void NodeWindows::Apply(std::vector<Move> moves, std::vector<int32_t>& device,
+                        std::vector<double>* priority) const {
   std::sort(moves.begin(), moves.end(),
             [](const Move& a, const Move& b) { return a.phase > b.phase; });
   for (const Move& move : moves) {
     for (const auto& [v, d] : move.assign) device[v] = d;
+    if (priority != nullptr) {
+      for (const auto& [v, value] : move.priority) (*priority)[v] = value;
+    }
     if (move.swap_from < 0 || move.swap_from == move.swap_to) continue;
     const uint32_t exit = phases_[move.phase]->nodes.back();
     for (uint32_t v = exit + 1; v < device.size(); ++v) {

@@ -44,6 +44,8 @@ class NodeWindows {
     /// With the exit cut in the window and moved: every node after it swaps
     /// these two devices (else both -1).
     int32_t swap_from = -1, swap_to = -1;
+    /// From SweepOrders: (node, priority) for the phase's nodes.
+    std::vector<std::pair<uint32_t, double>> priority;
     /// The phase's span before and after, µs.
     double before_us = 0, after_us = 0;
   };
@@ -71,6 +73,22 @@ class NodeWindows {
   std::vector<Move> Sweep(const std::vector<int32_t>& device, const std::vector<double>& priority,
                           uint32_t k, const std::function<bool()>& stop);
 
+  /// Per phase, the best of `orders` (node priorities, each as `priority`)
+  /// for its nodes, with windows of k under each: a move where one beats the
+  /// plan's own. With one micro-batch a node only waits for nodes of its own
+  /// phase, so phases may take their orders from different schedules. A
+  /// sweep stopped early goes on, next time, from the phase it stopped at.
+  std::vector<Move> SweepOrders(const std::vector<int32_t>& device,
+                                const std::vector<double>& priority,
+                                const std::vector<std::vector<double>>& orders, uint32_t k,
+                                const std::function<bool()>& stop);
+
+  /// SweepOrders' sweeps that went over every phase.
+  int64_t orders_passes() const { return orders_passes_; }
+
+  /// The simulator's default priorities of the graph.
+  const std::vector<double>& default_priority() const { return default_priority_; }
+
   /// True when every phase has been swept at k or more as it is in `device`.
   bool Done(const std::vector<int32_t>& device, uint32_t k) const;
 
@@ -80,13 +98,18 @@ class NodeWindows {
 
   /// Applies moves found on one plan together (later phases first, so that
   /// an earlier exit's renaming carries the later moves along).
-  void Apply(std::vector<Move> moves, std::vector<int32_t>& device) const;
+  /// With `priority`, the moves' priorities too.
+  void Apply(std::vector<Move> moves, std::vector<int32_t>& device,
+             std::vector<double>* priority = nullptr) const;
 
  private:
   struct Phase;
   struct Search;
   void Optimise(Phase& phase, std::vector<int32_t>& local, double& span, uint32_t begin, uint32_t k,
                 Search& search);
+  void SolveWindows(Phase& phase, std::vector<int32_t>& local, double& span, uint32_t k,
+                    Search& search);
+  void SetPriority(Phase& phase, const std::vector<double>& priority) const;
   std::vector<int32_t> Signature(const Phase& phase, const std::vector<int32_t>& device) const;
   double PhaseSpan(Phase& phase, const std::vector<int32_t>& local_device);
 
@@ -98,6 +121,8 @@ class NodeWindows {
   std::vector<std::unique_ptr<Phase>> phases_;
   uint32_t max_window_ = 0;
   int64_t simulations_ = 0;
+  uint32_t orders_from_ = 0;
+  int64_t orders_passes_ = 0;
   std::vector<double> default_priority_;
 };
 
