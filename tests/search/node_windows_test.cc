@@ -1,7 +1,8 @@
 // The exact windows: with one micro-batch a sweep's moves, applied together,
 // shorten the step by exactly the phases' gains; windows as large as the
 // phases reach the optimum over every assignment of the nodes (checked by
-// brute force on small Inception-like graphs); devices that differ are never
+// brute force on small Inception-like graphs); phases mix their orders from
+// several schedules exactly; devices that differ are never
 // renamed and still never make a plan worse.
 #include "search/node_windows.h"
 
@@ -119,6 +120,33 @@ TEST(NodeWindowsTest, MovesTogetherGainWhatEachPromises) {
     EXPECT_LT(next, step) << "k " << k;
     step = next;
   }
+}
+
+// Orders: phases take their order from different schedules, and the mixed
+// schedule gains exactly what the moves promise.
+TEST(NodeWindowsTest, PhasesMixTheirOrdersExactly) {
+  const CostGraph graph = bench::MakeGraph(bench::GraphFamily::kInceptionBlocks, 200, 5);
+  const Cluster cluster = SlowLinks(2);
+  NodeWindows windows(graph, cluster, std::vector<uint8_t>(graph.num_units(), 0));
+  std::vector<int32_t> device(graph.num_units(), 0);
+  for (uint32_t v = 0; v < device.size(); ++v) device[v] = static_cast<int32_t>(v % 2);
+  // The default order and its reverse: the least critical node first.
+  std::vector<double> reverse = windows.default_priority();
+  for (double& p : reverse) p = -p;
+  const std::vector<std::vector<double>> orders = {{}, reverse};
+  std::vector<NodeWindows::Move> moves =
+      windows.SweepOrders(device, {}, orders, 2, [] { return false; });
+  ASSERT_FALSE(moves.empty());
+  EXPECT_EQ(windows.orders_passes(), 1);
+  Simulator simulator(graph, cluster);
+  const double before = simulator.Run({.device = device}).step_time_us;
+  double gain = 0;
+  for (const NodeWindows::Move& move : moves) gain += move.before_us - move.after_us;
+  std::vector<double> mixed = windows.default_priority();
+  windows.Apply(moves, device, &mixed);
+  EXPECT_NE(mixed, windows.default_priority());
+  EXPECT_NEAR(simulator.Run({.device = device, .priority = mixed}).step_time_us, before - gain,
+              1e-6 * before);
 }
 
 // Devices of two kinds are not interchangeable: no renaming, every device
