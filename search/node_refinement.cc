@@ -5,18 +5,29 @@
 //     device); each under its own priorities and under the simulator's
 //     default. All are simulated; the best (the first among equals) is the
 //     current plan.
-//  2. Levels, coarse to fine: the block length S halves from the largest
+//  2. Windows (search/node_windows.h; one micro-batch, node by node): every
+//     series phase's windows of k nodes are solved exactly, k from
+//     kFirstWindow up, one more each time a whole sweep finds nothing. A
+//     sweep's moves are judged together by the full simulation (exact for
+//     one micro-batch), else one by one. When the largest windows find
+//     nothing, orders: each phase takes its nodes' order from whichever
+//     schedule (a start's priorities, or the default) gives it the shortest
+//     span with the largest windows under that order (a node waits only for
+//     nodes of its own phase, so the mixed schedule is exact). On up to
+//     kWindowShare of the time left: larger windows are larger
+//     neighbourhoods, and a longer budget reaches them.
+//  3. Levels, coarse to fine: the block length S halves from the largest
 //     unit's node count to 1. At a level, the boundary moves of the current
 //     plan (a block to a device it exchanges a tensor with) are shuffled and
 //     simulated moves_per_round at a time, in parallel. When some beat the
 //     current plan, the best of them — or all of them applied together, when
 //     that is better still — becomes the current plan and the level starts
 //     over on the new blocks; a level whose moves all fail is done.
-//  3. Kicks: when the finest level is done and budget remains, a few random
-//     boundary moves perturb the best plan and step 2 runs again at the
-//     finest level (iterated local search); the best plan ever simulated is
-//     kept, so a kick never costs anything.
-//  4. Stop at the deadline, after max_rounds batches, or within 0.1% of the
+//  4. Then step 2 goes on where it stopped; when it has nothing left, kicks:
+//     a few random boundary moves perturb the best plan and step 3 runs again
+//     at the finest level (iterated local search); the best plan ever
+//     simulated is kept, so a kick never costs anything.
+//  5. Stop at the deadline, after max_rounds batches, or within 0.1% of the
 //     node graph's lower bound.
 #include "search/node_refinement.h"
 
@@ -26,6 +37,7 @@
 #include <utility>
 
 #include "costmodel/lower_bound.h"
+#include "search/node_windows.h"
 #include "search/tga_evaluator.h"
 #include "search/tga_operators.h"
 
@@ -36,8 +48,13 @@ using costmodel::Cluster;
 using costmodel::CostGraph;
 using costmodel::Placement;
 
-/// Step 3: a kick moves up to this fraction of the blocks (log-uniform).
+/// Step 4: a kick moves up to this fraction of the blocks (log-uniform).
 constexpr uint32_t kBlocksPerKickMove = 20;
+/// Step 2: the windows' first and largest size (each size the plan cannot
+/// improve on adds one), and their share of the time left.
+constexpr uint32_t kFirstWindow = 3;
+constexpr uint32_t kLargestWindow = 12;
+constexpr double kWindowShare = 0.75;
 
 class NodeRefinement {
  public:
@@ -67,16 +84,26 @@ class NodeRefinement {
       return true;
     return options_.elapsed_s && options_.elapsed_s() >= options_.deadline_s;
   }
+  bool WindowsStop() const {
+    return Stop() || (options_.elapsed_s && options_.elapsed_s() >= windows_until_s_);
+  }
   void IndexUnits();
   void AddStart(const std::string& name, Placement plan, std::vector<Individual>& starts);
   void Lock(std::vector<int32_t>& device) const;
   void MakeBlocks(const Genome& genome, uint32_t max_length);
   std::vector<Move> BoundaryMoves(const Genome& genome);
   void Apply(const Move& move, Genome& genome) const;
-  // Step 2 at one level; false when the budget ran out.
+  // Step 3 at one level; false when the budget ran out.
   bool RefineLevel(uint32_t max_length);
-  // Step 3; false when the plan has no boundary to perturb.
+  // Step 4; false when the plan has no boundary to perturb.
   bool Kick();
+  // Steps 2 and 4, windows: true when they improved the plan, false when
+  // they have nothing left to try or their time is up.
+  bool Windows();
+  bool TryWindowMoves(const std::vector<NodeWindows::Move>& moves);
+  // Step 2's orders, one pass over the phases in all (a pass cut short by
+  // the clock goes on later).
+  void Orders();
   void Evaluate(std::vector<Individual>& batch);
 
   const CostGraph& graph_;
@@ -95,6 +122,9 @@ class NodeRefinement {
   std::vector<Block> blocks_;
   std::vector<int32_t> stamp_;
   Individual current_, best_;
+  std::optional<NodeWindows> windows_;
+  uint32_t window_size_ = kFirstWindow;
+  double windows_until_s_ = std::numeric_limits<double>::infinity();  // step 2's share
   double lower_bound_us_ = 0;
   NodeRefinementResult result_;
 };
@@ -241,7 +271,76 @@ bool NodeRefinement::RefineLevel(uint32_t max_length) {
   }
 }
 
-// Step 3.
+bool NodeRefinement::Windows() {
+  while (!WindowsStop()) {
+    if (window_size_ > std::min(kLargestWindow, windows_->max_window())) return false;
+    if (windows_->Done(current_.genome.device, window_size_)) {
+      ++window_size_;
+      continue;
+    }
+    const std::vector<NodeWindows::Move> moves =
+        windows_->Sweep(current_.genome.device, schedules_[current_.genome.schedule], window_size_,
+                        [this] { return WindowsStop(); });
+    if (!moves.empty() && TryWindowMoves(moves)) return true;
+  }
+  return false;
+}
+
+// All moves together (exact with one micro-batch), else one at a time.
+bool NodeRefinement::TryWindowMoves(const std::vector<NodeWindows::Move>& moves) {
+  std::vector<Individual> batch(1);
+  batch[0].genome = current_.genome;
+  windows_->Apply(moves, batch[0].genome.device);
+  Evaluate(batch);
+  ++result_.rounds;
+  if (batch[0].fitness.BetterThan(current_.fitness)) {
+    current_ = std::move(batch[0]);
+    return true;
+  }
+  for (size_t at = 0; at < moves.size(); at += options_.moves_per_round) {
+    if (Stop()) return false;
+    const size_t count = std::min<size_t>(options_.moves_per_round, moves.size() - at);
+    batch.assign(count, {});
+    for (size_t i = 0; i < count; ++i) {
+      batch[i].genome = current_.genome;
+      windows_->Apply({moves[at + i]}, batch[i].genome.device);
+    }
+    Evaluate(batch);
+    ++result_.rounds;
+    size_t chosen = count;
+    for (size_t i = 0; i < count; ++i) {
+      if (!batch[i].fitness.BetterThan(current_.fitness)) {
+        windows_->Rejected(moves[at + i], current_.genome.device);
+      } else if (chosen == count || batch[i].fitness.BetterThan(batch[chosen].fitness)) {
+        chosen = i;
+      }
+    }
+    if (chosen < count) {
+      current_ = std::move(batch[chosen]);
+      return true;
+    }
+  }
+  return false;
+}
+
+void NodeRefinement::Orders() {
+  const std::vector<double>& priority = schedules_[current_.genome.schedule];
+  const std::vector<NodeWindows::Move> moves = windows_->SweepOrders(
+      current_.genome.device, priority, schedules_,
+      std::min(kLargestWindow, windows_->max_window()), [this] { return WindowsStop(); });
+  if (moves.empty()) return;
+  std::vector<double> mixed = priority.empty() ? windows_->default_priority() : priority;
+  std::vector<Individual> batch(1);
+  batch[0].genome = current_.genome;
+  windows_->Apply(moves, batch[0].genome.device, &mixed);
+  batch[0].genome.schedule = static_cast<int32_t>(schedules_.size());
+  schedules_.push_back(std::move(mixed));
+  Evaluate(batch);
+  ++result_.rounds;
+  if (batch[0].fitness.BetterThan(current_.fitness)) current_ = std::move(batch[0]);
+}
+
+// Step 4.
 bool NodeRefinement::Kick() {
   current_ = best_;
   MakeBlocks(current_.genome, 1);
@@ -300,6 +399,26 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
   best_ = current_;
 
   // Step 2.
+  if (options_.windows && options_.microbatches == 1 && !cluster_.execution.whole_stages) {
+    std::vector<uint8_t> fixed(n_, 0);
+    for (uint32_t u = 0; u < num_units_; ++u) {
+      if (!locked_[u]) continue;
+      for (uint32_t i = unit_begin_[u]; i < unit_begin_[u + 1]; ++i) fixed[members_[i]] = 1;
+    }
+    windows_.emplace(graph_, cluster_, fixed);
+    if (options_.elapsed_s && options_.deadline_s < std::numeric_limits<double>::infinity()) {
+      const double now_s = options_.elapsed_s();
+      windows_until_s_ = now_s + kWindowShare * (options_.deadline_s - now_s);
+    }
+    for (;;) {
+      if (Windows()) continue;
+      if (WindowsStop() || windows_->orders_passes() > 0) break;
+      Orders();
+    }
+    windows_until_s_ = std::numeric_limits<double>::infinity();
+  }
+
+  // Step 3.
   uint32_t largest_unit = 1;
   for (uint32_t u = 0; u < num_units_; ++u) {
     largest_unit = std::max(largest_unit, unit_begin_[u + 1] - unit_begin_[u]);
@@ -309,10 +428,18 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
     budget_left = RefineLevel(std::max<uint32_t>(1, length));
     if (length <= 1) break;
   }
-  // Step 3.
-  while (budget_left && !Stop() && Kick()) budget_left = RefineLevel(1);
-
   // Step 4.
+  while (budget_left && !Stop()) {
+    if (windows_ && Windows()) continue;
+    if (windows_ && windows_->orders_passes() == 0) {
+      Orders();
+      continue;
+    }
+    if (!Kick()) break;
+    budget_left = RefineLevel(1);
+  }
+
+  // Step 5.
   result_.placement = {.device = best_.genome.device,
                        .priority = schedules_[best_.genome.schedule]};
   result_.step_us = best_.fitness.step_us;

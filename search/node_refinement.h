@@ -13,7 +13,10 @@
 // exchanges a tensor with. Node-level list schedules (m-ETF, HEFT, CPOP,
 // m-SCT run on the nodes) and m-TOPO's contiguous split of the nodes' order
 // (with micro-batches, a balanced pipeline) are starting points beside the
-// projections; the best start is refined.
+// projections; the best start is refined. Before the levels, with one
+// micro-batch, the series phases' windows are solved exactly
+// (search/node_windows.h): a large neighbourhood the levels' single moves do
+// not reach, growing with the budget.
 //
 // Nodes of a locked unit (NodeLevel::locked_units) always move together, so
 // every group that must share a device still does.
@@ -45,6 +48,9 @@ struct NodeRefinementOptions {
   int64_t max_rounds = 0;
   /// Moves simulated per round.
   int moves_per_round = 32;
+  /// The exact windows before the levels (with one micro-batch); off: the
+  /// levels and kicks alone.
+  bool windows = true;
   /// Placers run on the nodes as starting points (list schedules, and
   /// m-TOPO's pipeline split).
   std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop", "m-sct", "m-topo"};

@@ -69,16 +69,18 @@
 //     within kNodesNearLowerBound of the node graph's lower bound. Node
 //     graphs up to kMaxNodesBelowUnits: two schedules and three simulations
 //     of the nodes at most. With micro-batches also step 4c's interleaved
-//     chunks cut from the node order, from the nodes by earliest start and
-//     by latest start (7b: units can be too coarse for many balanced chunks,
-//     GPT-2 small's 14), then one sweep of boundary moves over the best node
-//     plan (7c) and two sweeps moving whole chains of nodes to a
-//     neighbouring chain's device (7d: branches that could run side by
-//     side), each judged by the node-level simulation.
+//     chunks cut from the node order, from the nodes by earliest start, by
+//     latest start and, where a branch reads only its own input (a decoder's
+//     first block), by earliest start with that branch first (7b: units can
+//     be too coarse for many balanced chunks, GPT-2 small's 14), then one
+//     sweep of boundary moves over the best node plan (7c) and two sweeps
+//     moving whole chains of nodes to a neighbouring chain's device (7d:
+//     branches that could run side by side), each judged by the node-level
+//     simulation.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, up to 30 simulations for step 4c, 90 for
+// simulations; with micro-batches, up to 30 simulations for step 4c, 120 for
 // 7b, 40 for 7c and 150 for 7d, fewer on large graphs (kInterleavedUnitRuns,
 // kChainMoveNodeRuns).
 #include "search/sgp.h"
@@ -273,6 +275,40 @@ bool SplitsLockedUnit(const NodeLevel& level, uint32_t begin, uint32_t end) {
   };
   return (begin > 0 && locked(begin) && unit_of[begin - 1] == unit_of[begin]) ||
          (end < unit_of.size() && locked(end) && unit_of[end - 1] == unit_of[end]);
+}
+
+// Step 7b's fourth order: `by_start` with the early region first — the nodes
+// that do not descend from the entry whose path to an exit is longest (a
+// decoder's first self-attention block, which reads only the decoder's
+// input, beside the encoder). They can run before anything the main path
+// sends them, so as a block at the head of the order they fill devices that
+// wait for the pipeline's first micro-batch, instead of being spread over
+// the chunks of the encoder's first round. Empty when there is no such
+// region or it holds half the work or more (then it is a main path too).
+std::vector<uint32_t> EarlyRegionFirst(const CostGraph& nodes,
+                                       const std::vector<uint32_t>& by_start,
+                                       const std::vector<double>& to_exit_us, int kind) {
+  const uint32_t n = nodes.num_units();
+  uint32_t main_entry = n;
+  for (uint32_t v = 0; v < n; ++v) {
+    if (!nodes.in_edges(v).empty()) continue;
+    if (main_entry == n || to_exit_us[v] > to_exit_us[main_entry]) main_entry = v;
+  }
+  if (main_entry == n) return {};
+  // Node indices are a topological order.
+  std::vector<uint8_t> on_main(n, 0);
+  on_main[main_entry] = 1;
+  double early_us = 0, total_us = 0;
+  for (uint32_t v = 0; v < n; ++v) {
+    for (uint32_t e : nodes.in_edges(v)) on_main[v] |= on_main[nodes.edge_src(e)];
+    total_us += nodes.compute_us(v, kind);
+    // Entries aside: a Constant is no region.
+    if (!on_main[v] && !nodes.in_edges(v).empty()) early_us += nodes.compute_us(v, kind);
+  }
+  if (early_us <= 0 || early_us >= total_us / 2) return {};
+  std::vector<uint32_t> order = by_start;
+  std::stable_partition(order.begin(), order.end(), [&](uint32_t v) { return !on_main[v]; });
+  return order;
 }
 
 class Sgp {
@@ -912,7 +948,11 @@ void Sgp::BelowUnits(SgpResult& result) {
   std::vector<uint32_t> by_latest_start = node_order;
   std::stable_sort(by_latest_start.begin(), by_latest_start.end(),
                    [&](uint32_t a, uint32_t b) { return to_exit_us[a] > to_exit_us[b]; });
-  for (const std::vector<uint32_t>* order : {&node_order, &by_start, &by_latest_start}) {
+  std::vector<const std::vector<uint32_t>*> orders = {&node_order, &by_start, &by_latest_start};
+  const std::vector<uint32_t> early_first =
+      EarlyRegionFirst(nodes, by_start, to_exit_us, fastest_kind);
+  if (!early_first.empty()) orders.push_back(&early_first);
+  for (const std::vector<uint32_t>* order : orders) {
     for (const double growth : kChunkGrowth) {
       for (const int v : kChunksPerDevice) {
         if (static_cast<int64_t>(v) * num_devices_ > num_nodes || runs_left <= 0) break;

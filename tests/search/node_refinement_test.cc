@@ -127,6 +127,36 @@ TEST(NodeRefinementTest, SamePlanForEveryThreadCount) {
   EXPECT_LT(one->step_us, one->projected_step_us);
 }
 
+// Two Inception blocks on two devices over slow links: the windows find the
+// best plan over all 2^18 (node 0's device fixed), which single moves and
+// kicks, given the same rounds, do not.
+TEST(NodeRefinementTest, WindowsReachTheOptimumThatSingleMovesMiss) {
+  Cluster cluster = TestCluster(2, kGiB);
+  cluster.InitLinks(12e9, 5);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kInceptionBlocks, 19, 1), cluster, 6);
+  costmodel::Simulator simulator(levels.nodes, cluster);
+  Placement all{.device = std::vector<int32_t>(levels.nodes.num_units(), 0)};
+  double optimum = simulator.Run(all).step_time_us;
+  for (uint32_t mask = 0; mask < (1u << 18); ++mask) {
+    for (uint32_t v = 1; v < 19; ++v) all.device[v] = (mask >> (v - 1)) & 1;
+    optimum = std::min(optimum, simulator.Run(all).step_time_us);
+  }
+  const Placement one_device{.device =
+                                 std::vector<int32_t>(levels.coarsening.graph.num_units(), 0)};
+  NodeRefinementOptions with = Rounds(40), without = Rounds(40);
+  with.list_schedulers.clear();
+  without.list_schedulers.clear();
+  without.windows = false;
+  absl::StatusOr<NodeRefinementResult> windows =
+      RefineOnNodes(levels.Level(), cluster, {one_device}, with);
+  absl::StatusOr<NodeRefinementResult> levels_only =
+      RefineOnNodes(levels.Level(), cluster, {one_device}, without);
+  ASSERT_TRUE(windows.ok() && levels_only.ok());
+  EXPECT_NEAR(windows->step_us, optimum, 1e-9);
+  EXPECT_GT(levels_only->step_us, optimum * 1.01);
+}
+
 TEST(NodeRefinementTest, TgaRefinesBelowItsUnits) {
   const Cluster cluster = TestCluster(4, kGiB);
   const TwoLevels levels =

@@ -106,6 +106,22 @@ TEST(SgpNodesTest, BranchBesideALongChainBeatsPlainInterleaving) {
   EXPECT_LT(step_us, 0.95 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
 }
 
+// The short branch, listed after the long chain it joins, reads only its own
+// input, like a decoder's first self-attention beside the encoder: as a block
+// at the head of the chunks it runs on devices that wait for the long chain's
+// first micro-batch. Chunks that leave it where the node order, earliest or
+// latest start put it stay 30% above the work bound (4 micro-batches of 81
+// nodes of 10 µs on 4 devices: 810 µs).
+TEST(SgpNodesTest, EarlyBranchFillsTheFill) {
+  const Cluster cluster = TestCluster(4, kGiB);
+  const TwoLevels levels = Coarsened(TwoChainsThenOne(40, 16, 24), cluster, 8);
+  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 4));
+  ASSERT_TRUE(r.ok()) << r.status();
+  costmodel::Simulator simulator(levels.nodes, cluster);
+  const double step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = 4}).step_time_us;
+  EXPECT_LT(step_us, 1.25 * 810);
+}
+
 // One micro-batch has no pipeline to fill: no interleaving, no node moves.
 TEST(SgpNodesTest, OneMicroBatchIsNeitherInterleavedNorMoved) {
   const Cluster cluster = TestCluster(2, kGiB);
