@@ -1,8 +1,12 @@
 #include "costmodel/lower_bound.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <vector>
+
+#include "costmodel/phase_partitions.h"
 
 namespace autopar::costmodel {
 namespace {
@@ -19,6 +23,44 @@ double Spread(const std::vector<double>& work_by_kind, const Cluster& cluster, d
   }
   return aggregate_rate > 0 ? 1.0 / aggregate_rate : 0;
 }
+
+// What one series phase holds (Note [Series phases]): its work by kind and
+// its units' fastest times.
+class PhaseWork {
+ public:
+  explicit PhaseWork(int kinds) : by_kind_(kinds, 0) {}
+  void Add(const CostGraph& graph, uint32_t unit, double fastest_us) {
+    for (size_t k = 0; k < by_kind_.size(); ++k) by_kind_[k] += graph.compute_us(unit, k);
+    if (fastest_us > 0) fastest_us_.push_back(fastest_us);
+  }
+  void Clear() {
+    std::fill(by_kind_.begin(), by_kind_.end(), 0);
+    fastest_us_.clear();
+  }
+  // The least time the phase's units keep the busiest device busy: their
+  // work spread over all devices, and Note [Pigeonholes].
+  double BusiestDeviceUs(const Cluster& cluster) {
+    return std::max(Spread(by_kind_, cluster, 0), Pigeonhole(cluster.num_devices()));
+  }
+
+ private:
+  double Pigeonhole(int devices) {
+    if (devices <= 0 || fastest_us_.empty()) return 0;
+    std::sort(fastest_us_.begin(), fastest_us_.end(), std::greater<double>());
+    // prefix[j]: the j largest times summed.
+    std::vector<double> prefix(fastest_us_.size() + 1, 0);
+    for (size_t j = 0; j < fastest_us_.size(); ++j) prefix[j + 1] = prefix[j] + fastest_us_[j];
+    double best = 0;
+    for (size_t j = 1; j < prefix.size(); ++j) {
+      const size_t shared = (j + devices - 1) / devices;  // ceil(j / devices)
+      best = std::max(best, prefix[j] - prefix[j - shared]);
+    }
+    return best;
+  }
+
+  std::vector<double> by_kind_;
+  std::vector<double> fastest_us_;
+};
 
 // Note [Series phases] in the header: which units are cuts. `present` marks
 // the units that take part.
@@ -129,9 +171,47 @@ double LeastWait(std::vector<Neighbour>& neighbours) {
   return best;
 }
 
+// Phases of at most this many units get the exhaustive split search (Note
+// [Phase partitions]), within this many steps each.
+constexpr size_t kMostSplitUnits = 14;
+constexpr int64_t kStepsPerPhase = 1 << 16;
+
+// The phase between cuts `entry` and `exit` (-1: none) holding the present
+// units `interior` (ascending), numbered as PhaseGraph wants.
+PhaseGraph MakePhaseGraph(const CostGraph& graph, const std::vector<uint8_t>& present,
+                          const std::vector<double>& fastest, const TransferBound& transfer,
+                          int64_t entry, const std::vector<uint32_t>& interior, int64_t exit) {
+  PhaseGraph phase;
+  const auto last = static_cast<uint32_t>(interior.size() + 1);
+  phase.time_us.push_back(0);
+  for (uint32_t u : interior) phase.time_us.push_back(fastest[u]);
+  phase.time_us.push_back(0);
+  auto local = [&](uint32_t u) -> int64_t {
+    if (u == entry) return 0;
+    auto it = std::lower_bound(interior.begin(), interior.end(), u);
+    return it != interior.end() && *it == u ? 1 + (it - interior.begin()) : -1;
+  };
+  auto add_inputs = [&](uint32_t u, uint32_t to) {
+    for (uint32_t e : graph.in_edges(u)) {
+      const uint32_t src = graph.edge_src(e);
+      const int64_t from = present[src] && src < u ? local(src) : -1;
+      if (from >= 0) phase.edges.push_back({static_cast<uint32_t>(from), to, transfer.edge_us(e)});
+    }
+  };
+  for (uint32_t i = 0; i < interior.size(); ++i) add_inputs(interior[i], i + 1);
+  if (exit >= 0) {
+    add_inputs(static_cast<uint32_t>(exit), last);
+  } else {
+    // After the last cut the phase ends when all of it has.
+    for (uint32_t i = 1; i < last; ++i) phase.edges.push_back({i, last, 0});
+  }
+  return phase;
+}
+
 }  // namespace
 
-LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches) {
+LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches,
+                             int64_t split_search_steps) {
   LowerBound bound;
   const uint32_t n = graph.num_units();
   const int kinds = graph.num_device_kinds();
@@ -162,46 +242,60 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
   bound.balanced_work_us = std::max(1, microbatches) * Spread(total_by_kind, cluster, stage_run_us);
 
   // Series phases: each phase between two cuts takes at least its longest
-  // path and at least its work spread over all devices.
+  // path, its busiest device's share, and where the phase is small the least
+  // span over every split of it (Note [Phase partitions]).
   const std::vector<uint8_t> cut = FindCuts(graph, present);
+  const TransferBound transfer(graph, cluster);
+  PhaseSpanCache splits(cluster.num_devices(), kStepsPerPhase, split_search_steps);
+  // The least span of the phase ending at cut u, and of the one after it.
+  std::vector<double> span_before(n, 0), span_after(n, 0);
   std::vector<double> phase_finish(n, 0);
-  std::vector<double> phase_work(kinds, 0);
+  PhaseWork phase_work(kinds);
+  std::vector<uint32_t> interior;
   double phase_path = 0;
-  uint32_t phase_begin = 0;  // first unit after the last cut
+  int64_t entry = -1;  // the last cut
   double latency = stage_run_us;
-  auto close_phase = [&] {
-    latency += std::max(phase_path, Spread(phase_work, cluster, 0));
-    std::fill(phase_work.begin(), phase_work.end(), 0);
+  auto close_phase = [&](int64_t exit) {
+    double span = std::max(phase_path, phase_work.BusiestDeviceUs(cluster));
+    if (!interior.empty() && interior.size() <= kMostSplitUnits) {
+      const std::optional<double> split = splits.LeastSpanUs(
+          MakePhaseGraph(graph, present, fastest, transfer, entry, interior, exit));
+      if (split) span = std::max(span, *split);
+    }
+    latency += span;
+    if (exit >= 0) span_before[exit] = span;
+    if (entry >= 0) span_after[entry] = span;
+    phase_work.Clear();
+    interior.clear();
     phase_path = 0;
   };
   for (uint32_t u = 0; u < n; ++u) {
     if (!present[u]) continue;
     if (cut[u]) {
-      close_phase();
+      close_phase(u);
       latency += fastest[u];
-      phase_begin = u + 1;
+      entry = u;
       continue;
     }
     double start = 0;
     for (uint32_t e : graph.in_edges(u)) {
       const uint32_t src = graph.edge_src(e);
-      if (present[src] && src >= phase_begin && src < u) start = std::max(start, phase_finish[src]);
+      if (present[src] && src > entry && src < u) start = std::max(start, phase_finish[src]);
     }
     phase_finish[u] = start + fastest[u];
     phase_path = std::max(phase_path, phase_finish[u]);
-    for (int k = 0; k < kinds; ++k) phase_work[k] += graph.compute_us(u, k);
+    phase_work.Add(graph, u, fastest[u]);
+    interior.push_back(u);
   }
-  close_phase();
+  close_phase(-1);
   bound.phased_latency_us = n > 0 ? latency : 0;
 
   // Note [Transfers and neighbours]: earliest starts forward, least times to
-  // the end backward, each cut also after its phase's spread work.
-  const TransferBound transfer(graph, cluster);
+  // the end backward, each cut also after its phase's least span.
   std::vector<Neighbour> neighbours;
   std::vector<double> start(n), tail(n);
   {
     double phase_begin_us = stage_run_us;  // the end of the last cut, at the earliest
-    std::fill(phase_work.begin(), phase_work.end(), 0);
     for (uint32_t u = 0; u < n; ++u) {
       neighbours.clear();
       for (uint32_t e : graph.in_edges(u)) {
@@ -209,19 +303,13 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
         neighbours.push_back({p, start[p], fastest[p], transfer.edge_us(e)});
       }
       start[u] = std::max(stage_run_us, LeastWait(neighbours));
-      if (!present[u]) continue;
-      if (!cut[u]) {
-        for (int k = 0; k < kinds; ++k) phase_work[k] += graph.compute_us(u, k);
-        continue;
-      }
-      start[u] = std::max(start[u], phase_begin_us + Spread(phase_work, cluster, 0));
+      if (!present[u] || !cut[u]) continue;
+      start[u] = std::max(start[u], phase_begin_us + span_before[u]);
       phase_begin_us = start[u] + fastest[u];
-      std::fill(phase_work.begin(), phase_work.end(), 0);
     }
   }
   {
     double phase_end_us = 0;  // the least time from the next cut's start to the end
-    std::fill(phase_work.begin(), phase_work.end(), 0);
     for (uint32_t u = n; u-- > 0;) {
       neighbours.clear();
       for (uint32_t e : graph.out_edges(u)) {
@@ -229,14 +317,9 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
         neighbours.push_back({s, tail[s] - fastest[s], fastest[s], transfer.edge_us(e)});
       }
       tail[u] = fastest[u] + LeastWait(neighbours);
-      if (!present[u]) continue;
-      if (!cut[u]) {
-        for (int k = 0; k < kinds; ++k) phase_work[k] += graph.compute_us(u, k);
-        continue;
-      }
-      tail[u] = std::max(tail[u], fastest[u] + Spread(phase_work, cluster, 0) + phase_end_us);
+      if (!present[u] || !cut[u]) continue;
+      tail[u] = std::max(tail[u], fastest[u] + span_after[u] + phase_end_us);
       phase_end_us = tail[u];
-      std::fill(phase_work.begin(), phase_work.end(), 0);
     }
   }
   // Without cuts the spread of the one phase is phased_latency_us's.

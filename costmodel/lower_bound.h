@@ -3,6 +3,8 @@
 #ifndef AUTOPAR_COSTMODEL_LOWER_BOUND_H_
 #define AUTOPAR_COSTMODEL_LOWER_BOUND_H_
 
+#include <cstdint>
+
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 
@@ -22,10 +24,12 @@ struct LowerBound {
   double balanced_work_us = 0;
   /// One micro-batch's latency through the graph's series phases (Note
   /// [Series phases]): the sum over phases of max(longest path inside the
-  /// phase, the phase's work spread over all devices as in balanced_work_us),
-  /// plus the cut units' fastest times (with whole stages, plus one stage
-  /// run). Never below critical_path_us; above it where a phase is wider
-  /// than the devices can run at once.
+  /// phase, the phase's work spread over all devices as in balanced_work_us,
+  /// the busiest device's share by Note [Pigeonholes], and for a small phase
+  /// its least span over every split among devices, Note [Phase partitions]
+  /// in costmodel/phase_partitions.h), plus the cut units' fastest times (with whole stages, plus
+  /// one stage run). Never below critical_path_us; above it where a phase is wider than the devices
+  /// can run at once.
   double phased_latency_us = 0;
   /// One micro-batch's latency where each unit also waits for the transfers
   /// of all inputs but those made on its own device, and those run one after
@@ -36,9 +40,17 @@ struct LowerBound {
   double bound_us = 0;
 };
 
+/// Steps the split search of small phases (Note [Phase partitions] in
+/// costmodel/phase_partitions.h) may take by default: at about 0.1 µs a step,
+/// 50 ms at most. A 10k-node Inception graph takes 0.3M–0.4M; repeated
+/// phases, like a transformer's layers, are searched once.
+inline constexpr int64_t kDefaultSplitSearchSteps = int64_t{1} << 19;
+
 /// The bound for a step of `microbatches` pipelined micro-batches (the
-/// simulator's SimulationOptions::microbatches). O(units + edges).
-LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches = 1);
+/// simulator's SimulationOptions::microbatches). O(units + edges), plus at
+/// most `split_search_steps` steps of the split search (0: none).
+LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches = 1,
+                             int64_t split_search_steps = kDefaultSplitSearchSteps);
 
 // Note [Series phases]: a unit v is a cut when every other unit is its
 // ancestor or its descendant; every micro-batch then runs all units before v,
@@ -51,6 +63,13 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
 // reached from i. Units with no time on any kind that are sources or sinks
 // (a Constant, a free side output) are left out of the test: dropping them
 // only removes constraints, so the bound of what is left stays valid.
+
+// Note [Pigeonholes]: within a phase, take its j longest units (each at its
+// fastest time). On D devices one device holds at least c = ceil(j / D) of
+// them and runs them one after another inside the phase, so the phase lasts
+// at least the c shortest of those j summed. The bound takes the largest
+// over j. It beats the spread where a phase has a few large units: three
+// equal units on two devices take two units' time, not one and a half.
 
 // Note [Transfers and neighbours]: a unit v runs on one device. Each input
 // made on another device arrives at the earliest its producer's earliest

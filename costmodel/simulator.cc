@@ -9,6 +9,9 @@ namespace autopar::costmodel {
 namespace {
 
 constexpr uint32_t kLocal = std::numeric_limits<uint32_t>::max();
+// With whole stages, an edge from a Constant in another stage: the rewriter
+// copies the Constant into the reading stage, so nothing is sent or awaited.
+constexpr uint32_t kCopiedConstant = kLocal - 1;
 constexpr uint32_t kUnitFinished = 0;
 constexpr uint32_t kCopyArrived = 1;
 constexpr uint32_t kStageCostsPaid = 2;
@@ -118,6 +121,7 @@ void Simulator::ReleaseInputs(uint32_t instance) {
   const auto num_copies = static_cast<uint32_t>(copy_device_.size());
   for (uint32_t e : graph_.in_edges(u)) {
     const auto bytes = static_cast<int64_t>(graph_.edge_bytes(e));
+    if (edge_copy_[e] == kCopiedConstant) continue;
     if (edge_copy_[e] == kLocal) {
       if (--local_refs_[m * num_tensors + graph_.edge_tensor(e)] == 0) Release(device, bytes);
     } else if (--copy_refs_[m * num_copies + edge_copy_[e]] == 0) {
@@ -230,6 +234,8 @@ void Simulator::FinishStage(uint32_t stage_instance, double now) {
 }
 
 void Simulator::DeliverToStages(uint32_t m, uint32_t t, int device) {
+  // Other stages hold their own copy of a Constant and never wait for it.
+  if (is_constant_[graph_.tensor_producer(t)]) return;
   const uint32_t producer_stage = stage_of_[graph_.tensor_producer(t)];
   ++mark_epoch_;
   for (uint32_t e : graph_.tensor_uses(t)) {
@@ -273,6 +279,11 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
   placement_ = &placement;
   microbatches_ = std::max(1, microbatches);
   const auto mb = static_cast<uint32_t>(microbatches_);
+  whole_stages_ = cluster_.execution.whole_stages;
+  hop_us_ = whole_stages_ ? cluster_.execution.hop_us : 0;
+  stage_of_.clear();
+  num_stages_ = 0;
+  if (whole_stages_) AssignStages();
 
   // 1. Remote copies: for each tensor, one per distinct reading device other
   //    than the producer's, in edge order (deterministic).
@@ -288,6 +299,11 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
     int32_t local = graph_.tensor_is_graph_output(t) ? kKeepAlive : 0;
     const uint32_t first_copy = static_cast<uint32_t>(copy_device_.size());
     for (uint32_t e : graph_.tensor_uses(t)) {
+      if (whole_stages_ && is_constant_[graph_.tensor_producer(t)] &&
+          stage_of_[graph_.edge_dst(e)] != stage_of_[graph_.tensor_producer(t)]) {
+        edge_copy_[e] = kCopiedConstant;
+        continue;
+      }
       const int dst = placement.device[graph_.edge_dst(e)];
       if (dst == src) {
         ++local;
@@ -320,11 +336,7 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
     for (uint32_t m = 0; m < mb; ++m) pending_[m * n + u] = inputs;
   }
 
-  whole_stages_ = cluster_.execution.whole_stages;
-  hop_us_ = whole_stages_ ? cluster_.execution.hop_us : 0;
-  stage_of_.clear();
-  num_stages_ = 0;
-  if (whole_stages_) PrepareStages();
+  if (whole_stages_) PrepareStageInputs();
 
   // 3. Result and scratch.
   result_.step_time_us = 0;
@@ -360,10 +372,9 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
 // Note [Stage execution]: levels, stages in (level, device) order, each
 // stage's units and the tensors it reads from other stages; a unit waits only
 // for its own stage's producers.
-void Simulator::PrepareStages() {
+void Simulator::AssignStages() {
   const uint32_t n = graph_.num_units();
   const int num_devices = cluster_.num_devices();
-  const auto mb = static_cast<uint32_t>(microbatches_);
   const std::vector<int32_t>& device = placement_->device;
   // 1. Levels, in one sweep over the topological order.
   unit_level_.assign(n, 0);
@@ -415,8 +426,15 @@ void Simulator::PrepareStages() {
   stage_units_.resize(n);
   scratch_offsets_.assign(stage_unit_offsets_.begin(), stage_unit_offsets_.end() - 1);
   for (uint32_t u = 0; u < n; ++u) stage_units_[scratch_offsets_[stage_of_[u]]++] = u;
+}
+
+void Simulator::PrepareStageInputs() {
+  const uint32_t n = graph_.num_units();
+  const int num_devices = cluster_.num_devices();
+  const auto mb = static_cast<uint32_t>(microbatches_);
   // 3. Inputs: a unit waits for its stage's producers, a stage for each
-  //    tensor it reads from another stage (once, however many readers).
+  //    tensor it reads from another stage (once, however many readers),
+  //    Constants aside (kCopiedConstant).
   stage_inputs_.assign(num_stages_, 0);
   stage_cut_bytes_.assign(num_stages_, 0);
   stage_hops_in_.assign(num_stages_, 0);
@@ -429,6 +447,7 @@ void Simulator::PrepareStages() {
     for (uint32_t m = 0; m < mb; ++m) pending_[m * n + u] = internal;
   }
   for (uint32_t t = 0; t < graph_.num_tensors(); ++t) {
+    if (is_constant_[graph_.tensor_producer(t)]) continue;
     const uint32_t producer_stage = stage_of_[graph_.tensor_producer(t)];
     ++mark_epoch_;
     for (uint32_t e : graph_.tensor_uses(t)) {
@@ -436,7 +455,6 @@ void Simulator::PrepareStages() {
       if (s == producer_stage || stage_mark_[s] == mark_epoch_) continue;
       stage_mark_[s] = mark_epoch_;
       ++stage_inputs_[s];
-      if (is_constant_[graph_.tensor_producer(t)]) continue;
       if (stage_device_[s] != stage_device_[producer_stage])
         hop_pairs_.push_back(static_cast<uint64_t>(s) << 32 | producer_stage);
       const double half_bytes = 0.5 * static_cast<double>(graph_.tensor_bytes(t));

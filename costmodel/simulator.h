@@ -35,10 +35,10 @@
 // (level, device), level being the greatest number of cross-device hops on a
 // path to it (a Constant's output is copied, not sent: no hop), numbered in
 // (level, device) order — the stages passes/partition.h writes (a Constant
-// joins its device's first stage: the rewriter copies it where it is read). A
-// stage for
-// micro-batch m becomes ready when every tensor it reads from another stage
-// has arrived for m; a free device starts the ready stage with the smallest
+// joins its device's first stage: the rewriter copies it where it is read, so
+// no other stage receives it or waits for it). A stage for micro-batch m
+// becomes ready when every tensor it reads from another stage has arrived for
+// m; a free device starts the ready stage with the smallest
 // (micro-batch, stage index); it is busy for stage_run_us + cut_us per tensor
 // it reads from another stage + half the bytes of every tensor edge cut at
 // it (read from or sent to another stage, Constants aside: they are copied
@@ -174,7 +174,8 @@ class Simulator {
   void Release(int device, int64_t bytes) { live_[device] -= bytes; }
   void ReleaseInputs(uint32_t instance);
   // Whole stages (Note [Stage execution]).
-  void PrepareStages();
+  void AssignStages();
+  void PrepareStageInputs();
   void MakeStageReady(uint32_t stage_instance);
   void SendCopies(uint32_t m, uint32_t t, double now);
   void BeginStage(uint32_t stage_instance, double now);

@@ -877,8 +877,9 @@ void Sgp::BelowUnits(SgpResult& result) {
   const costmodel::SimulationResult& mine =
       simulator.Run(ProjectToNodes(level, result.placement), sim_options);
   const double units_us = mine.memory_overflow ? kInfinity : mine.step_time_us;
+  // Without the bound's split search, which alone can take longer than SGP.
   const double bound_us =
-      costmodel::ComputeLowerBound(nodes, cluster_, options_.microbatches).bound_us;
+      costmodel::ComputeLowerBound(nodes, cluster_, options_.microbatches, 0).bound_us;
   if (units_us <= bound_us * (1 + kNodesNearLowerBound)) return;
   // ETF without, then with favourite children (SCT: a child runs right
   // after its parent on the parent's device, so a recurrent chain keeps its

@@ -331,6 +331,28 @@ TEST(SimulatorTest, AStageStartsOnlyWhenAllItsInputsHaveArrived) {
   }
 }
 
+TEST(SimulatorTest, StagesReadingEachOthersConstantsDoNotWait) {
+  // u0 (10 µs, device 0) feeds u3 (20 µs, device 2) and u4 (30 µs, device
+  // 1), 1,000 bytes (1 µs) each. Constants u1 (device 1) and u2 (device 2)
+  // join their devices' only stages; u3 reads u1 and u4 reads u2. The
+  // rewriter copies each Constant into its readers' stage, so neither stage
+  // waits for the other (each would wait forever if they did) and nothing
+  // but u0's output is sent.
+  CostGraph g = testing::BuildUnitGraph({10, 0, 0, 20, 30},
+                                        {{0, 3, 1000}, {1, 3, 1000}, {0, 4, 1000}, {2, 4, 1000}},
+                                        {.free_sources_are_constants = true});
+  Cluster c = TestCluster(3);
+  c.execution = {.whole_stages = true};
+  Simulator sim(g, c);
+  const Placement p{.device = {0, 1, 2, 2, 1}};
+  const SimulationResult& one = sim.Run(p);
+  EXPECT_DOUBLE_EQ(one.step_time_us, 41);  // u4 runs 11-41
+  EXPECT_EQ(one.transfers, 2);
+  EXPECT_EQ(one.comm_bytes, 2000);
+  // Micro-batch 1: u0 10-20, its copies arrive at 21, u4 runs 41-71.
+  EXPECT_DOUBLE_EQ(sim.Run(p, {.microbatches = 2}).step_time_us, 71);
+}
+
 // Random layered DAGs for the properties below.
 CostGraph RandomGraph(std::mt19937& rng, uint32_t n) {
   GraphSpec spec;

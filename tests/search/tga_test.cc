@@ -181,12 +181,12 @@ TEST(TgaTest, FindsTheExhaustiveOptimumInMostSeeds) {
   EXPECT_GE(found, runs * 8 / 10);
 }
 
-TEST(TgaTest, OneTransformerOrInceptionBlockIsAtItsOptimumAboveTheBound) {
-  // On the 10k-node stacks every algorithm ends 2-6% (transformer) and up to
-  // 40% (Inception, slow links) above the lower bound, and more time does not
-  // help. One block on 2 devices: TGA reaches the exhaustive optimum, and the
-  // optimum itself is that far above the bound (which sees one transfer per
-  // fork or join, not two, nor how unevenly units pack): the bound's gap.
+TEST(TgaTest, OneTransformerOrInceptionBlockIsAtItsOptimumAndTheBound) {
+  // One block of the 10k-node stacks on 2 devices: TGA reaches the
+  // exhaustive optimum, and the lower bound, which searches every split of
+  // each small series phase, proves it optimal on the transformer layer at
+  // either link speed and on the Inception block at 100 GB/s. On the
+  // Inception block at 12 GB/s the optimum is 2.5% above the bound.
   costmodel::DeviceSpec device;
   device.name = "test";
   device.memory_bytes = int64_t{1} << 40;
@@ -200,7 +200,11 @@ TEST(TgaTest, OneTransformerOrInceptionBlockIsAtItsOptimumAboveTheBound) {
       const double bound_us = costmodel::ComputeLowerBound(graph, cluster).bound_us;
       const TgaResult result = RunOrDie(graph, cluster, Options(1), ShortRun(100));
       EXPECT_LE(result.step_us, optimum_us * (1 + 1e-9)) << units << " units, " << gbps << " GB/s";
-      EXPECT_GT(optimum_us, bound_us * 1.02) << units << " units, " << gbps << " GB/s";
+      EXPECT_LE(bound_us, optimum_us * (1 + 1e-9)) << units << " units, " << gbps << " GB/s";
+      const bool proven = !(family == bench::GraphFamily::kInceptionBlocks && gbps == 12.0);
+      if (proven) {
+        EXPECT_GE(bound_us * 1.001, optimum_us) << units << " units, " << gbps << " GB/s";
+      }
     }
   }
 }
