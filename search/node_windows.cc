@@ -108,7 +108,7 @@ NodeWindows::NodeWindows(const CostGraph& graph, const Cluster& cluster,
       if (fixed[v] || is_entry) continue;
       if (is_exit && !interchangeable_) continue;
       phase->free.push_back(i);
-      phase->exit_free = is_exit;
+      if (is_exit) phase->exit_free = true;
     }
     // A lone exit cut (the graph's first node) has nothing to rename for.
     if (phase->free.empty() || m > max_phase_nodes || (entry < 0 && inside.empty())) return;
