@@ -62,38 +62,6 @@ class PhaseWork {
   std::vector<double> fastest_us_;
 };
 
-// Note [Series phases] in the header: which units are cuts. `present` marks
-// the units that take part.
-std::vector<uint8_t> FindCuts(const CostGraph& graph, const std::vector<uint8_t>& present) {
-  const uint32_t n = graph.num_units();
-  auto live = [&](uint32_t e) {
-    return present[graph.edge_src(e)] && present[graph.edge_dst(e)] &&
-           graph.edge_src(e) < graph.edge_dst(e);
-  };
-  // (c) from the back: every present unit after i has an in-edge.
-  std::vector<uint8_t> later_all_fed(n + 1, 1);
-  for (uint32_t i = n; i-- > 0;) {
-    bool fed = !present[i];
-    for (uint32_t e : graph.in_edges(i)) fed = fed || live(e);
-    later_all_fed[i] = later_all_fed[i + 1] && fed;
-  }
-  std::vector<uint8_t> cut(n, 0);
-  uint32_t reach = 0;            // (a): the furthest edge end from a unit before i
-  bool earlier_all_feed = true;  // (b)
-  for (uint32_t i = 0; i < n; ++i) {
-    if (present[i] && reach <= i && earlier_all_feed && later_all_fed[i + 1]) cut[i] = 1;
-    if (!present[i]) continue;
-    bool feeds = false;
-    for (uint32_t e : graph.out_edges(i)) {
-      if (!live(e)) continue;
-      feeds = true;
-      reach = std::max(reach, graph.edge_dst(e));
-    }
-    earlier_all_feed = earlier_all_feed && feeds;
-  }
-  return cut;
-}
-
 // The least time a tensor of `bytes` can take to reach another device
 // (Note [Transfers and neighbours]); infinite on one device.
 class TransferBound {
@@ -210,6 +178,46 @@ PhaseGraph MakePhaseGraph(const CostGraph& graph, const std::vector<uint8_t>& pr
 
 }  // namespace
 
+SeriesCuts FindSeriesCuts(const CostGraph& graph) {
+  const uint32_t n = graph.num_units();
+  SeriesCuts result;
+  std::vector<uint8_t>& present = result.present;
+  present.assign(n, 1);
+  for (uint32_t u = 0; u < n; ++u) {
+    bool timeless = true;
+    for (int k = 0; k < graph.num_device_kinds(); ++k)
+      timeless = timeless && graph.compute_us(u, k) <= 0;
+    if (timeless && (graph.in_edges(u).empty() || graph.out_edges(u).empty())) present[u] = 0;
+  }
+  auto live = [&](uint32_t e) {
+    return present[graph.edge_src(e)] && present[graph.edge_dst(e)] &&
+           graph.edge_src(e) < graph.edge_dst(e);
+  };
+  // (c) from the back: every present unit after i has an in-edge.
+  std::vector<uint8_t> later_all_fed(n + 1, 1);
+  for (uint32_t i = n; i-- > 0;) {
+    bool fed = !present[i];
+    for (uint32_t e : graph.in_edges(i)) fed = fed || live(e);
+    later_all_fed[i] = later_all_fed[i + 1] && fed;
+  }
+  std::vector<uint8_t>& cut = result.cut;
+  cut.assign(n, 0);
+  uint32_t reach = 0;            // (a): the furthest edge end from a unit before i
+  bool earlier_all_feed = true;  // (b)
+  for (uint32_t i = 0; i < n; ++i) {
+    if (present[i] && reach <= i && earlier_all_feed && later_all_fed[i + 1]) cut[i] = 1;
+    if (!present[i]) continue;
+    bool feeds = false;
+    for (uint32_t e : graph.out_edges(i)) {
+      if (!live(e)) continue;
+      feeds = true;
+      reach = std::max(reach, graph.edge_dst(e));
+    }
+    earlier_all_feed = earlier_all_feed && feeds;
+  }
+  return result;
+}
+
 LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches,
                              int64_t split_search_steps) {
   LowerBound bound;
@@ -218,13 +226,10 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
   // Critical path: units are in topological order, so one forward sweep.
   std::vector<double> fastest(n), finish(n, 0);
   std::vector<double> total_by_kind(kinds, 0);
-  std::vector<uint8_t> present(n, 1);
   for (uint32_t u = 0; u < n; ++u) {
     fastest[u] = std::numeric_limits<double>::infinity();
-    double slowest = 0;
     for (int k = 0; k < kinds; ++k) {
       fastest[u] = std::min(fastest[u], graph.compute_us(u, k));
-      slowest = std::max(slowest, graph.compute_us(u, k));
       total_by_kind[k] += graph.compute_us(u, k);
     }
     if (kinds == 0) fastest[u] = 0;
@@ -232,7 +237,6 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
     for (uint32_t e : graph.in_edges(u)) start = std::max(start, finish[graph.edge_src(e)]);
     finish[u] = start + fastest[u];
     bound.critical_path_us = std::max(bound.critical_path_us, finish[u]);
-    if (slowest <= 0 && (graph.in_edges(u).empty() || graph.out_edges(u).empty())) present[u] = 0;
   }
   // With whole stages every micro-batch pays at least one stage run
   // (Note [Stage execution] in costmodel/simulator.h).
@@ -244,7 +248,7 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
   // Series phases: each phase between two cuts takes at least its longest
   // path, its busiest device's share, and where the phase is small the least
   // span over every split of it (Note [Phase partitions]).
-  const std::vector<uint8_t> cut = FindCuts(graph, present);
+  const auto [present, cut] = FindSeriesCuts(graph);
   const TransferBound transfer(graph, cluster);
   PhaseSpanCache splits(cluster.num_devices(), kStepsPerPhase, split_search_steps);
   // The least span of the phase ending at cut u, and of the one after it.

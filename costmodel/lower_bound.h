@@ -4,6 +4,7 @@
 #define AUTOPAR_COSTMODEL_LOWER_BOUND_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
@@ -51,6 +52,14 @@ inline constexpr int64_t kDefaultSplitSearchSteps = int64_t{1} << 19;
 /// most `split_search_steps` steps of the split search (0: none).
 LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int microbatches = 1,
                              int64_t split_search_steps = kDefaultSplitSearchSteps);
+
+/// Note [Series phases]: which units take part (all but sources and sinks
+/// with no time on any kind) and which of those are cuts. O(units + edges).
+struct SeriesCuts {
+  std::vector<uint8_t> present;
+  std::vector<uint8_t> cut;
+};
+SeriesCuts FindSeriesCuts(const CostGraph& graph);
 
 // Note [Series phases]: a unit v is a cut when every other unit is its
 // ancestor or its descendant; every micro-batch then runs all units before v,

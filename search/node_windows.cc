@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "absl/status/statusor.h"
+#include "costmodel/lower_bound.h"
 
 namespace autopar::search {
 
@@ -77,36 +78,6 @@ bool Interchangeable(const Cluster& cluster) {
   return true;
 }
 
-// Note [Series phases] in costmodel/lower_bound.h, the same test.
-std::vector<uint8_t> FindCuts(const CostGraph& graph, const std::vector<uint8_t>& present) {
-  const uint32_t n = graph.num_units();
-  auto live = [&](uint32_t e) {
-    return present[graph.edge_src(e)] && present[graph.edge_dst(e)] &&
-           graph.edge_src(e) < graph.edge_dst(e);
-  };
-  std::vector<uint8_t> later_all_fed(n + 1, 1);
-  for (uint32_t i = n; i-- > 0;) {
-    bool fed = !present[i];
-    for (uint32_t e : graph.in_edges(i)) fed = fed || live(e);
-    later_all_fed[i] = later_all_fed[i + 1] && fed;
-  }
-  std::vector<uint8_t> cut(n, 0);
-  uint32_t reach = 0;
-  bool earlier_all_feed = true;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (present[i] && reach <= i && earlier_all_feed && later_all_fed[i + 1]) cut[i] = 1;
-    if (!present[i]) continue;
-    bool feeds = false;
-    for (uint32_t e : graph.out_edges(i)) {
-      if (!live(e)) continue;
-      feeds = true;
-      reach = std::max(reach, graph.edge_dst(e));
-    }
-    earlier_all_feed = earlier_all_feed && feeds;
-  }
-  return cut;
-}
-
 }  // namespace
 
 NodeWindows::NodeWindows(const CostGraph& graph, const Cluster& cluster,
@@ -117,13 +88,7 @@ NodeWindows::NodeWindows(const CostGraph& graph, const Cluster& cluster,
       interchangeable_(Interchangeable(cluster)),
       fixed_(fixed) {
   const uint32_t n = graph.num_units();
-  std::vector<uint8_t> present(n, 1);
-  for (uint32_t v = 0; v < n; ++v) {
-    bool timeless = true;
-    for (int k = 0; k < graph.num_device_kinds(); ++k) timeless &= graph.compute_us(v, k) == 0;
-    if (timeless && (graph.in_edges(v).empty() || graph.out_edges(v).empty())) present[v] = 0;
-  }
-  const std::vector<uint8_t> cut = FindCuts(graph, present);
+  const auto [present, cut] = costmodel::FindSeriesCuts(graph);
   default_priority_ = Simulator(graph, cluster).default_priority();
 
   // Step 1.
