@@ -631,25 +631,32 @@ void NodeBench::PlanModel(const std::string& model, const costmodel::DeviceSpec&
   const pipeline::Link link = pipeline::DefaultLink(w.device);
   w.link_bytes_per_s = link.bandwidth_bytes_per_s;
   w.link_latency_us = link.latency_us;
-  int64_t peak = 0;
+  // The tight cap is a fraction of one device's peak, measured on the loose
+  // graph whether or not the loose cases run.
+  absl::StatusOr<pipeline::PlanningProblem> loose =
+      pipeline::PrepareModel(path.string(), {}, MakeCluster(w, 1, kLooseMemoryBytes));
+  if (!loose.ok()) {
+    notes_.push_back(absl::StrCat(model, ": ", loose.status().message()));
+    return;
+  }
+  double single_us = 0;
+  const int64_t peak = SingleDevice(w, loose->node_graph(), single_us).peak_memory_bytes;
   for (const std::string& memory : config_.memories) {
     const bool tight = memory == "tight";
-    if (tight && peak == 0) continue;  // the loose run measures the peak first
     const int64_t bytes = tight ? static_cast<int64_t>(kTightFraction * static_cast<double>(peak))
                                 : kLooseMemoryBytes;
-    absl::StatusOr<pipeline::PlanningProblem> problem =
-        pipeline::PrepareModel(path.string(), {}, MakeCluster(w, 1, bytes));
-    if (!problem.ok()) {
-      notes_.push_back(absl::StrCat(model, ": ", problem.status().message()));
-      return;
+    absl::StatusOr<pipeline::PlanningProblem> capped;
+    if (tight) {
+      capped = pipeline::PrepareModel(path.string(), {}, MakeCluster(w, 1, bytes));
+      if (!capped.ok()) {
+        notes_.push_back(absl::StrCat(model, " (tight): ", capped.status().message()));
+        continue;
+      }
     }
-    if (!tight) {
-      double single_us = 0;
-      peak = SingleDevice(w, problem->node_graph(), single_us).peak_memory_bytes;
-    }
+    pipeline::PlanningProblem& problem = tight ? *capped : *loose;
     for (int devices : config_.device_counts) {
-      problem->cluster = MakeCluster(w, devices, bytes);
-      RunCase({.graph = model, .source = "model", .devices = devices, .memory = memory}, *problem);
+      problem.cluster = MakeCluster(w, devices, bytes);
+      RunCase({.graph = model, .source = "model", .devices = devices, .memory = memory}, problem);
     }
   }
 }
