@@ -108,9 +108,14 @@ class SplitSearch {
 
 }  // namespace
 
-std::optional<double> LeastPhaseSpanUs(const PhaseGraph& phase, int devices, int64_t max_steps) {
+std::optional<double> LeastPhaseSpanUs(const PhaseGraph& phase, int devices, int64_t max_steps,
+                                       int64_t* steps_taken) {
+  if (steps_taken != nullptr) *steps_taken = 0;
   if (phase.time_us.size() < 2) return std::nullopt;
-  return SplitSearch(phase, devices, max_steps).Run();
+  SplitSearch search(phase, devices, max_steps);
+  const std::optional<double> span = search.Run();
+  if (steps_taken != nullptr) *steps_taken = max_steps - search.steps_left();
+  return span;
 }
 
 std::optional<double> PhaseSpanCache::LeastSpanUs(const PhaseGraph& phase) {
@@ -119,11 +124,11 @@ std::optional<double> PhaseSpanCache::LeastSpanUs(const PhaseGraph& phase) {
     key.insert(key.end(), {-1.0 - e.src, -1.0 - e.dst, e.transfer_us});
   }
   if (auto it = seen_.find(key); it != seen_.end()) return it->second;
-  if (steps_left_ <= 0 || phase.time_us.size() < 2) return std::nullopt;
-  const int64_t steps = std::min(steps_per_phase_, steps_left_);
-  SplitSearch search(phase, devices_, steps);
-  const std::optional<double> span = search.Run();
-  steps_left_ -= steps - search.steps_left();
+  if (steps_left_ <= 0) return std::nullopt;
+  int64_t steps_taken = 0;
+  const std::optional<double> span =
+      LeastPhaseSpanUs(phase, devices_, std::min(steps_per_phase_, steps_left_), &steps_taken);
+  steps_left_ -= steps_taken;
   seen_.emplace(std::move(key), span);
   return span;
 }

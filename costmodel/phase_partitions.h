@@ -27,8 +27,10 @@ struct PhaseGraph {
 
 /// The least span of `phase` (Note [Phase partitions]) over every split of
 /// its units among `devices` interchangeable devices, or nothing when the
-/// search would visit more than `max_steps` partial splits.
-std::optional<double> LeastPhaseSpanUs(const PhaseGraph& phase, int devices, int64_t max_steps);
+/// search would visit more than `max_steps` partial splits. `steps_taken`,
+/// when given, gets how many it visited.
+std::optional<double> LeastPhaseSpanUs(const PhaseGraph& phase, int devices, int64_t max_steps,
+                                       int64_t* steps_taken = nullptr);
 
 /// LeastPhaseSpanUs with a shared step budget and memory: a phase equal to
 /// one seen before (a transformer's repeated layers) costs no search, and

@@ -295,12 +295,13 @@ void Simulator::Prepare(const Placement& placement, int microbatches) {
   copy_of_device_.assign(num_devices, -1);
   local_refs_.resize(static_cast<size_t>(num_tensors) * mb);
   for (uint32_t t = 0; t < num_tensors; ++t) {
-    const int src = placement.device[graph_.tensor_producer(t)];
+    const uint32_t producer = graph_.tensor_producer(t);
+    const int src = placement.device[producer];
+    const bool copied_constant = whole_stages_ && is_constant_[producer];
     int32_t local = graph_.tensor_is_graph_output(t) ? kKeepAlive : 0;
     const uint32_t first_copy = static_cast<uint32_t>(copy_device_.size());
     for (uint32_t e : graph_.tensor_uses(t)) {
-      if (whole_stages_ && is_constant_[graph_.tensor_producer(t)] &&
-          stage_of_[graph_.edge_dst(e)] != stage_of_[graph_.tensor_producer(t)]) {
+      if (copied_constant && stage_of_[graph_.edge_dst(e)] != stage_of_[producer]) {
         edge_copy_[e] = kCopiedConstant;
         continue;
       }

@@ -3,6 +3,7 @@
 // untouched by them.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,16 @@ Placement NodePlan(const TwoLevels& levels, const SgpResult& result) {
   return plan;
 }
 
+// SGP's plan for the nodes of `levels`, simulated with `microbatches`.
+double SgpNodeStepUs(const TwoLevels& levels, const Cluster& cluster, int microbatches) {
+  absl::StatusOr<SgpResult> r =
+      RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, microbatches));
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return std::numeric_limits<double>::infinity();
+  costmodel::Simulator simulator(levels.nodes, cluster);
+  return simulator.Run(NodePlan(levels, *r), {.microbatches = microbatches}).step_time_us;
+}
+
 // The best of plain interleaving: the node order cut into v·D equal chunks,
 // chunk i on device i mod D.
 double BestPlainInterleavingUs(const CostGraph& nodes, const Cluster& cluster, int microbatches) {
@@ -99,11 +110,8 @@ double BestPlainInterleavingUs(const CostGraph& nodes, const Cluster& cluster, i
 TEST(SgpNodesTest, BranchBesideALongChainBeatsPlainInterleaving) {
   const Cluster cluster = TestCluster(2, kGiB);
   const TwoLevels levels = Coarsened(TwoChainsThenOne(12, 24, 24), cluster, 8);
-  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 4));
-  ASSERT_TRUE(r.ok()) << r.status();
-  costmodel::Simulator simulator(levels.nodes, cluster);
-  const double step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = 4}).step_time_us;
-  EXPECT_LT(step_us, 0.95 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
+  EXPECT_LT(SgpNodeStepUs(levels, cluster, 4),
+            0.95 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
 }
 
 // The short branch, listed after the long chain it joins, reads only its own
@@ -115,11 +123,7 @@ TEST(SgpNodesTest, BranchBesideALongChainBeatsPlainInterleaving) {
 TEST(SgpNodesTest, EarlyBranchFillsTheFill) {
   const Cluster cluster = TestCluster(4, kGiB);
   const TwoLevels levels = Coarsened(TwoChainsThenOne(40, 16, 24), cluster, 8);
-  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 4));
-  ASSERT_TRUE(r.ok()) << r.status();
-  costmodel::Simulator simulator(levels.nodes, cluster);
-  const double step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = 4}).step_time_us;
-  EXPECT_LT(step_us, 1.25 * 810);
+  EXPECT_LT(SgpNodeStepUs(levels, cluster, 4), 1.25 * 810);
 }
 
 // One micro-batch has no pipeline to fill: no interleaving, no node moves.
