@@ -73,16 +73,17 @@
 //     latest start and, where a branch reads only its own input (a decoder's
 //     first block), by earliest start with that branch first (7b: units can
 //     be too coarse for many balanced chunks, GPT-2 small's 14), then one
-//     sweep of boundary moves over the best node plan (7c) and two sweeps
-//     moving whole chains of nodes to a neighbouring chain's device (7d:
-//     branches that could run side by side), each judged by the node-level
-//     simulation.
+//     sweep of boundary moves over the best node plan (7c), a sweep moving
+//     whole chains of nodes to a neighbouring chain's device (7d: branches
+//     that could run side by side) and sweeps moving blocks of two nodes,
+//     then single nodes, to a device they exchange a tensor with (7e), each
+//     judged by the node-level simulation.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
 // simulations; with micro-batches, up to 30 simulations for step 4c, 120 for
-// 7b, 40 for 7c and 150 for 7d, fewer on large graphs (kInterleavedUnitRuns,
-// kChainMoveNodeRuns).
+// 7b, 40 for 7c and 250 for 7d and 7e together, fewer on large graphs
+// (kInterleavedUnitRuns, kMoveNodeRuns).
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -158,11 +159,19 @@ constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
 constexpr int64_t kInterleavedUnitRuns = 400000;
 /// Step 7c: boundary moves tried on the best node plan with micro-batches.
 constexpr int kMaxBoundarySweepSimulations = 40;
-/// Step 7d: chain moves tried after 7c, at most this many runs and at most
-/// kChainMoveNodeRuns simulated node instances (runs × nodes × M).
+/// Steps 7d and 7e together simulate at most kMoveNodeRuns node instances
+/// (runs × nodes × M). Step 7d: chain moves tried after 7c, at most
+/// kMaxChainMoveSimulations runs and kChainMoveNodeRuns instances; one sweep
+/// (a second gained less than 7e's moves do with the same runs: Inception-v3
+/// on 8 devices with 4 micro-batches). Step 7e: node moves, blocks of
+/// kNodeMoveBlockSizes nodes in turn, at most kMaxNodeMoveSimulations runs
+/// and what 7d left of kMoveNodeRuns.
+constexpr int64_t kMoveNodeRuns = 250000;
 constexpr int kMaxChainMoveSimulations = 150;
 constexpr int64_t kChainMoveNodeRuns = 200000;
-constexpr int kChainMoveSweeps = 2;
+constexpr int kChainMoveSweeps = 1;
+constexpr uint32_t kNodeMoveBlockSizes[] = {2, 1};
+constexpr int kMaxNodeMoveSimulations = 250;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -348,7 +357,8 @@ class Sgp {
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
   void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
-  int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan);
+  int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan, int& runs);
+  int MoveNodeBlocks(costmodel::Simulator& simulator, double& best_us, Placement& plan, int budget);
   const costmodel::SimulationResult* TryNodeMove(costmodel::Simulator& simulator, Placement& plan,
                                                  uint32_t begin, uint32_t end, int32_t to,
                                                  double& best_us);
@@ -1010,12 +1020,19 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, from);
     }
   }
-  const int chains_moved = MoveNodeChains(simulator, best_us, plan);
-  if (kept + chains_moved == 0) return;
+  int chain_runs = 0;
+  const int chains_moved = MoveNodeChains(simulator, best_us, plan, chain_runs);
+  const int64_t instances = std::max<int64_t>(1, num_nodes) * options_.microbatches;
+  const int blocks_moved =
+      MoveNodeBlocks(simulator, best_us, plan,
+                     static_cast<int>(std::min<int64_t>(kMaxNodeMoveSimulations,
+                                                        kMoveNodeRuns / instances - chain_runs)));
+  if (kept + chains_moved + blocks_moved == 0) return;
   result.devices_used = DevicesUsed(plan.device, num_devices_);
   result.node_placement = std::move(plan);
   if (kept > 0) result.strategy += ", boundaries moved on nodes";
   if (chains_moved > 0) result.strategy += ", chains moved on nodes";
+  if (blocks_moved > 0) result.strategy += ", nodes moved";
 }
 
 // Step 7d, with micro-batches: whole chains to a neighbour's device. A chain
@@ -1031,8 +1048,10 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
 // idle, and a tower there shortens the path every micro-batch takes). Each
 // chain in order, kChainMoveSweeps sweeps; a move stays when the simulated
 // step shrinks and memory fits. At most kMaxChainMoveSimulations runs and
-// kChainMoveNodeRuns node instances. Returns the moves kept.
-int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan) {
+// kChainMoveNodeRuns node instances. Returns the moves kept; `runs` counts
+// the simulations.
+int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan,
+                        int& runs) {
   const NodeLevel& level = options_.nodes;
   const CostGraph& nodes = *level.graph;
   const uint32_t num_nodes = nodes.num_units();
@@ -1046,6 +1065,7 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
     return false;
   };
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  runs = 0;
   if (budget < 1) return 0;
   // Busy time per device in the current plan, for the least busy device.
   std::vector<double> busy_us(num_devices_);
@@ -1079,6 +1099,51 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
           best_device = to;
           note_busy(*moved);
         }
+      }
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
+      kept += best_device != from;
+    }
+  }
+  runs = simulations;
+  return kept;
+}
+
+// Step 7e, with micro-batches: what the chains leave is fine-grained — an
+// Inception tower's first convolution next to the block's input, a Relu
+// beside the Concat that reads it, a node or two at a chunk's edge. Blocks
+// of kNodeMoveBlockSizes consecutive nodes on one device, in node order, each
+// to every device it exchanges a tensor with; a move stays when the
+// simulated step shrinks and memory fits. At most `budget` runs. Returns the
+// moves kept.
+int Sgp::MoveNodeBlocks(costmodel::Simulator& simulator, double& best_us, Placement& plan,
+                        int budget) {
+  const NodeLevel& level = options_.nodes;
+  const CostGraph& nodes = *level.graph;
+  const uint32_t num_nodes = nodes.num_units();
+  int simulations = 0, kept = 0;
+  std::vector<int32_t> targets;
+  for (const uint32_t size : kNodeMoveBlockSizes) {
+    for (uint32_t begin = 0, end = 0; begin < num_nodes && simulations < budget; begin = end) {
+      const int32_t from = plan.device[begin];
+      end = begin + 1;
+      while (end < num_nodes && end - begin < size && plan.device[end] == from) ++end;
+      if (SplitsLockedUnit(level, begin, end)) continue;
+      targets.clear();
+      for (uint32_t v = begin; v < end; ++v) {
+        for (uint32_t e : nodes.in_edges(v)) {
+          if (nodes.edge_src(e) < begin) targets.push_back(plan.device[nodes.edge_src(e)]);
+        }
+        for (uint32_t e : nodes.out_edges(v)) {
+          if (nodes.edge_dst(e) >= end) targets.push_back(plan.device[nodes.edge_dst(e)]);
+        }
+      }
+      std::sort(targets.begin(), targets.end());
+      targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+      int32_t best_device = from;
+      for (const int32_t to : targets) {
+        if (to == from || simulations >= budget) continue;
+        ++simulations;
+        if (TryNodeMove(simulator, plan, begin, end, to, best_us) != nullptr) best_device = to;
       }
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
       kept += best_device != from;
