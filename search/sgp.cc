@@ -170,6 +170,9 @@ constexpr int64_t kMoveNodeRuns = 250000;
 constexpr int kMaxChainMoveSimulations = 150;
 constexpr int64_t kChainMoveNodeRuns = 200000;
 constexpr int kChainMoveSweeps = 1;
+/// Step 7b's memory repair of the spread candidate: rounds, and runs in all.
+constexpr int kMaxNodeRepairRounds = 3;
+constexpr int kMaxNodeRepairSimulations = 60;
 constexpr uint32_t kNodeMoveBlockSizes[] = {2, 1};
 constexpr int kMaxNodeMoveSimulations = 250;
 
@@ -201,6 +204,28 @@ int DevicesUsed(const std::vector<int32_t>& device, int num_devices) {
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.devices_used > b.devices_used) return a.score_us < b.score_us * (1 - kMoreDevicesMargin);
   return a.score_us < b.score_us;
+}
+
+// A node without inputs (a Constant) joins its first reader: by earliest
+// start they all fall into the first chunk, and every reader elsewhere would
+// wait for a transfer of it, micro-batch by micro-batch, queued on one link.
+// A locked unit's nodes follow its first node.
+void KeepNodesTogether(const NodeLevel& level, Placement& plan) {
+  const CostGraph& nodes = *level.graph;
+  const uint32_t n = nodes.num_units();
+  for (uint32_t v = 0; v < n; ++v) {
+    if (!nodes.in_edges(v).empty() || nodes.out_edges(v).empty()) continue;
+    uint32_t first_reader = n;
+    for (uint32_t e : nodes.out_edges(v)) first_reader = std::min(first_reader, nodes.edge_dst(e));
+    plan.device[v] = plan.device[first_reader];
+  }
+  std::vector<int32_t> unit_device(level.locked_units.size(), -1);
+  for (uint32_t v = 0; v < n; ++v) {
+    const uint32_t unit = (*level.unit_of_node)[v];
+    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
+    if (unit_device[unit] < 0) unit_device[unit] = plan.device[v];
+    plan.device[v] = unit_device[unit];
+  }
 }
 
 // Step 7b: the interleaved chunks of step 4c cut from `order`, a topological
@@ -254,23 +279,46 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
     for (uint32_t p = begin; p < ends[j]; ++p) plan.device[order[p]] = device_of_chunk(j);
     begin = ends[j];
   }
-  // A node without inputs (a Constant) joins its first reader: by earliest
-  // start they all fall into the first chunk, and every reader elsewhere
-  // would wait for a transfer of it, micro-batch by micro-batch, queued on
-  // one link.
-  for (uint32_t v = 0; v < n; ++v) {
-    if (!nodes.in_edges(v).empty() || nodes.out_edges(v).empty()) continue;
-    uint32_t first_reader = n;
-    for (uint32_t e : nodes.out_edges(v)) first_reader = std::min(first_reader, nodes.edge_dst(e));
-    plan.device[v] = plan.device[first_reader];
+  KeepNodesTogether(level, plan);
+  return plan;
+}
+
+// Whether node v reads the node just before it in the node order: the next
+// link of a chain (a tower, an attention branch, a recurrent layer).
+bool ReadsPrevious(const CostGraph& nodes, uint32_t v) {
+  for (uint32_t e : nodes.in_edges(v)) {
+    if (nodes.edge_src(e) + 1 == v) return true;
   }
-  std::vector<int32_t> unit_device(level.locked_units.size(), -1);
+  return false;
+}
+
+// Step 7b's last candidate, branches spread: along the node order a node that
+// reads the node before it stays on that node's device; any other node (a
+// branch's start, a join) goes to the device of `devices` with the least
+// compute so far. Where a cap leaves two devices just room for the model
+// (Inception-v3 under the tight cap with 4 micro-batches) the interleaved
+// cuts that fit are slow, while towers side by side on both devices balance
+// compute and weights at once, as TGA's plans do there.
+Placement SpreadBranches(const NodeLevel& level, const Cluster& cluster,
+                         const std::vector<int>& devices) {
+  const CostGraph& nodes = *level.graph;
+  const uint32_t n = nodes.num_units();
+  Placement plan;
+  plan.device.assign(n, devices[0]);
+  std::vector<double> load_us(cluster.num_devices(), 0);
   for (uint32_t v = 0; v < n; ++v) {
-    const uint32_t unit = (*level.unit_of_node)[v];
-    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
-    if (unit_device[unit] < 0) unit_device[unit] = plan.device[v];
-    plan.device[v] = unit_device[unit];
+    int32_t to = devices[0];
+    if (v > 0 && ReadsPrevious(nodes, v)) {
+      to = plan.device[v - 1];
+    } else {
+      for (int d : devices) {
+        if (load_us[d] < load_us[to]) to = d;
+      }
+    }
+    plan.device[v] = to;
+    load_us[to] += nodes.compute_us(v, cluster.device(to).kind);
   }
+  KeepNodesTogether(level, plan);
   return plan;
 }
 
@@ -357,6 +405,7 @@ class Sgp {
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
   void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
+  double RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan);
   int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan, int& runs);
   int MoveNodeBlocks(costmodel::Simulator& simulator, double& best_us, Placement& plan, int budget);
   const costmodel::SimulationResult* TryNodeMove(costmodel::Simulator& simulator, Placement& plan,
@@ -978,7 +1027,79 @@ void Sgp::BelowUnits(SgpResult& result) {
       }
     }
   }
+  Placement spread = SpreadBranches(level, cluster_, devices);
+  ++simulations_;
+  const costmodel::SimulationResult& spread_run = simulator.Run(spread, sim_options);
+  double spread_us = spread_run.step_time_us;
+  if (spread_us < best_us && spread_run.memory_overflow)
+    spread_us = RepairNodeMemory(simulator, spread);
+  if (spread_us < best_us) {
+    best_us = spread_us;
+    result.devices_used = DevicesUsed(spread.device, num_devices_);
+    result.node_placement = std::move(spread);
+    result.strategy = "branches spread on nodes";
+  }
   SweepNodeBoundaries(simulator, best_us, result);
+}
+
+// Step 7b's memory repair of a node plan over memory: each chain (see
+// ReadsPrevious) on the device most over its memory is tried on the device
+// with the most room; the fastest move that fits is kept, else the one that
+// leaves the least overflow, and again while it overflows. At most
+// kMaxNodeRepairRounds rounds and kMaxNodeRepairSimulations runs (fewer on
+// large graphs: InterleavedRuns). Returns the simulated step, infinity when
+// the plan still overflows.
+double Sgp::RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan) {
+  const CostGraph& nodes = *options_.nodes.graph;
+  const uint32_t num_nodes = nodes.num_units();
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  int runs_left = static_cast<int>(
+      std::min<int64_t>(kMaxNodeRepairSimulations, InterleavedRuns(num_nodes) / 4));
+  for (int round = 0; round < kMaxNodeRepairRounds && runs_left > 0; ++round) {
+    ++simulations_;
+    --runs_left;
+    const costmodel::SimulationResult& now = simulator.Run(plan, sim_options);
+    if (!now.memory_overflow) return now.step_time_us;
+    int most_over = 0, most_room = 0;
+    auto over = [&](int d) {
+      return now.devices[d].peak_memory_bytes - cluster_.device(d).memory_bytes;
+    };
+    for (int d = 1; d < num_devices_; ++d) {
+      if (over(d) > over(most_over)) most_over = d;
+      if (over(d) < over(most_room)) most_room = d;
+    }
+    const int64_t overflow_bytes = now.overflow_bytes;
+    double fitting_us = kInfinity;
+    int64_t least_overflow = overflow_bytes;
+    uint32_t move_begin = 0, move_end = 0;
+    for (uint32_t begin = 0, end = 0; begin < num_nodes && runs_left > 0; begin = end) {
+      end = begin + 1;
+      while (end < num_nodes && plan.device[end] == plan.device[begin] &&
+             ReadsPrevious(nodes, end)) {
+        ++end;
+      }
+      if (plan.device[begin] != most_over || SplitsLockedUnit(options_.nodes, begin, end)) continue;
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, most_room);
+      ++simulations_;
+      --runs_left;
+      const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, most_over);
+      if (!moved.memory_overflow && moved.step_time_us < fitting_us) {
+        fitting_us = moved.step_time_us;
+      } else if (moved.memory_overflow && fitting_us == kInfinity &&
+                 moved.overflow_bytes < least_overflow) {
+        least_overflow = moved.overflow_bytes;
+      } else {
+        continue;
+      }
+      move_begin = begin;
+      move_end = end;
+    }
+    if (move_end == 0) break;
+    std::fill(plan.device.begin() + move_begin, plan.device.begin() + move_end, most_room);
+    if (fitting_us < kInfinity) return fitting_us;
+  }
+  return kInfinity;
 }
 
 // Step 7c, with micro-batches: where a pipeline's micro-batches collide
@@ -1058,12 +1179,7 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
   const int budget = static_cast<int>(std::min<int64_t>(
       kMaxChainMoveSimulations,
       kChainMoveNodeRuns / (std::max<int64_t>(1, num_nodes) * options_.microbatches)));
-  auto reads_previous = [&](uint32_t v) {
-    for (uint32_t e : nodes.in_edges(v)) {
-      if (nodes.edge_src(e) + 1 == v) return true;
-    }
-    return false;
-  };
+  auto reads_previous = [&](uint32_t v) { return ReadsPrevious(nodes, v); };
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
   runs = 0;
   if (budget < 1) return 0;
