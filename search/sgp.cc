@@ -72,7 +72,9 @@
 //     chunks cut from the node order, from the nodes by earliest start, by
 //     latest start and, where a branch reads only its own input (a decoder's
 //     first block), by earliest start with that branch first (7b: units can
-//     be too coarse for many balanced chunks, GPT-2 small's 14), then one
+//     be too coarse for many balanced chunks, GPT-2 small's 14), and the
+//     branches spread over the devices (repaired chain by chain when it
+//     overflows, and faster than the best that fits), then one
 //     sweep of boundary moves over the best node plan (7c), a sweep moving
 //     whole chains of nodes to a neighbouring chain's device (7d: branches
 //     that could run side by side) and sweeps moving blocks of two nodes,
@@ -81,9 +83,9 @@
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, up to 30 simulations for step 4c, 120 for
-// 7b, 40 for 7c and 250 for 7d and 7e together, fewer on large graphs
-// (kInterleavedUnitRuns, kMoveNodeRuns).
+// simulations; with micro-batches, up to 30 simulations for step 4c, 121 for
+// 7b and 60 for its repair, 40 for 7c and 250 for 7d and 7e together, fewer
+// on large graphs (kInterleavedUnitRuns, kMoveNodeRuns).
 #include "search/sgp.h"
 
 #include <algorithm>
