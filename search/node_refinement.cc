@@ -366,7 +366,10 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
   }
   IndexUnits();
   schedules_.push_back({});
-  lower_bound_us_ = costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
+  lower_bound_us_ =
+      nodes_.lower_bound_us
+          ? *nodes_.lower_bound_us
+          : costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
 
   // Step 1.
   std::vector<Individual> starts;

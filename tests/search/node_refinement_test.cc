@@ -179,6 +179,13 @@ TEST(NodeRefinementTest, TgaRefinesBelowItsUnits) {
   ASSERT_TRUE(placed.ok());
   EXPECT_EQ(placed->nodes.device, result->node_placement.device);
   EXPECT_EQ(placed->units.device, result->placement.device);
+  // With the node graph's bound given, and far above the optimum, the
+  // refinement stops at its best start.
+  options.nodes.lower_bound_us = 1e12;
+  absl::StatusOr<TgaResult> given = RunTga(levels.coarsening.graph, cluster, options, tga);
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_GT(result->node_rounds, 0);
+  EXPECT_EQ(given->node_rounds, 0);
 }
 
 // Coarsening to 40 units merges nodes that could run side by side: on 8
