@@ -345,6 +345,10 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
   for (size_t j = 0; j < graph.outputs().size(); ++j) {
     out.outputs.push_back({graph.value(graph.outputs()[j]).name, a.output_device[j]});
   }
+  for (DeviceModel& device : out.devices) {
+    device.unused = device.num_nodes == 0 && device.num_sends == 0 && device.num_recvs == 0 &&
+                    device.proto.graph().output_size() == 0;
+  }
 
   if (options.stages) {
     absl::StatusOr<std::vector<Stage>> stages = partition_internal::BuildStages(a);
@@ -389,9 +393,16 @@ std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
   return node_device;
 }
 
+int CountUsedDevices(const Deployment& deployment) {
+  return static_cast<int>(std::count_if(deployment.devices.begin(), deployment.devices.end(),
+                                        [](const DeviceModel& d) { return !d.unused; }));
+}
+
 onnx_io::DeploymentFiles DeploymentFilesOf(const Deployment& deployment) {
   onnx_io::DeploymentFiles files;
-  for (const DeviceModel& d : deployment.devices) files.models.push_back({d.file, &d.proto});
+  for (const DeviceModel& d : deployment.devices) {
+    if (!d.unused) files.models.push_back({d.file, &d.proto});
+  }
   for (const Stage& s : deployment.stages) files.models.push_back({s.file, &s.proto});
   return files;
 }

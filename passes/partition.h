@@ -70,6 +70,10 @@ struct DeviceModel {
   int32_t device = 0;
   /// File name within the output folder: "device_<k>.onnx".
   std::string file;
+  /// The placement puts nothing here: no node, no transfer, no graph output
+  /// (a search may leave devices idle when more would only add transfers).
+  /// No file is written for it; `proto` is an empty shell.
+  bool unused = false;
   onnx::ModelProto proto;
   /// Source nodes in the model, Constant copies included, Send/Recv excluded.
   int64_t num_nodes = 0;
@@ -110,7 +114,7 @@ struct OutputOwner {
 };
 
 struct Deployment {
-  /// One per device, empty devices included, indexed by device.
+  /// One per device, unused devices included, indexed by device.
   std::vector<DeviceModel> devices;
   /// Ordered by tag.
   std::vector<Transfer> transfers;
@@ -151,8 +155,11 @@ std::vector<std::pair<uint32_t, uint32_t>> NonTensorColocations(const ir::Graph&
 std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
                                              std::vector<int32_t> node_device);
 
-/// The files of a deployment for onnx_io::WriteDeployment: the device models
-/// and, when built, the stage models. Points into `deployment`.
+/// Devices the placement uses (DeviceModel::unused is false).
+int CountUsedDevices(const Deployment& deployment);
+
+/// The files of a deployment for onnx_io::WriteDeployment: the models of the
+/// used devices and, when built, the stage models. Points into `deployment`.
 onnx_io::DeploymentFiles DeploymentFilesOf(const Deployment& deployment);
 
 }  // namespace autopar::passes

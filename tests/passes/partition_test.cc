@@ -135,6 +135,24 @@ TEST(PartitionTest, ChainAcrossTwoDevicesAndBack) {
   EXPECT_THAT(OpTypes(d.stages[1].proto), ElementsAre("Neg"));
 }
 
+TEST(PartitionTest, ADeviceHoldingNothingIsUnusedAndNotWritten) {
+  absl::StatusOr<Loaded> m = FromText(kChain);
+  ASSERT_TRUE(m.ok()) << m.status();
+  // Devices 1 and 3 of 4 take nodes; 0 and 2 hold nothing.
+  const std::vector<int32_t> placement = PlaceByOutput(m->graph, {{"a", 1}, {"b", 3}, {"c", 3}});
+  const Deployment d = PartitionAndValidate(*m, placement, 4);
+  ASSERT_EQ(d.devices.size(), 4u);
+  EXPECT_TRUE(d.devices[0].unused);
+  EXPECT_FALSE(d.devices[1].unused);
+  EXPECT_TRUE(d.devices[2].unused);
+  EXPECT_FALSE(d.devices[3].unused);
+  EXPECT_EQ(CountUsedDevices(d), 2);
+  std::vector<std::string> written;
+  for (const auto& file : DeploymentFilesOf(d).models) written.push_back(file.path);
+  EXPECT_THAT(written,
+              ElementsAre("device_1.onnx", "device_3.onnx", "stages/s0.onnx", "stages/s1.onnx"));
+}
+
 TEST(PartitionTest, ATensorCrossesOncePerDestinationDevice) {
   absl::StatusOr<Loaded> m = FromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -18,7 +18,7 @@ Json DeviceEntries(const PlanRecord& r) {
     const costmodel::DeviceUsage& usage = r.simulation->devices[d];
     devices.push_back({{"id", d},
                        {"name", r.cluster->device(d).name},
-                       {"model", model.file},
+                       {"model", model.unused ? Json() : Json(model.file)},
                        {"nodes", model.num_nodes},
                        {"sends", model.num_sends},
                        {"recvs", model.num_recvs},

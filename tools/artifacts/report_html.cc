@@ -372,8 +372,9 @@ void WriteDevices(const ReportInput& in, std::string& out) {
     const std::string acts = absl::StrCat("activations ", FormatBytes(u.peak_activation_bytes));
     absl::StrAppend(
         &out, "<tr><td>", d, "</td><td class=\"l\">", HtmlEscape(in.cluster->device(d).name),
-        "</td><td>", u.units, "</td><td class=\"l\">", Bar({{load, "#4e79a7", Us(u.busy_us)}}, -1),
-        " ", Percent(u.busy_us / step), " (", Us(u.busy_us), ")</td><td class=\"l\">",
+        "</td><td>", u.units == 0 ? "0 (unused)" : absl::StrCat(u.units), "</td><td class=\"l\">",
+        Bar({{load, "#4e79a7", Us(u.busy_us)}}, -1), " ", Percent(u.busy_us / step), " (",
+        Us(u.busy_us), ")</td><td class=\"l\">",
         Bar({{u.param_bytes / scale, "#9c755f", params},
              {u.peak_activation_bytes / scale, "#f28e2b", acts}},
             capacity / scale),

@@ -15,14 +15,15 @@ nlohmann::ordered_json SplitSummaryJson(const PlanRecord& record, const std::str
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (int d = 0; d < record.cluster->num_devices(); ++d) {
     const passes::DeviceModel& model = deployment.devices[d];
-    devices.push_back({{"name", record.cluster->device(d).name},
-                       {"file", model.file},
-                       {"nodes", model.num_nodes},
-                       {"sends", model.num_sends},
-                       {"recvs", model.num_recvs},
-                       {"busy_us", sim.devices[d].busy_us},
-                       {"peak_memory_bytes", sim.devices[d].peak_memory_bytes},
-                       {"memory_capacity_bytes", record.cluster->device(d).memory_bytes}});
+    devices.push_back(
+        {{"name", record.cluster->device(d).name},
+         {"file", model.unused ? nlohmann::ordered_json() : nlohmann::ordered_json(model.file)},
+         {"nodes", model.num_nodes},
+         {"sends", model.num_sends},
+         {"recvs", model.num_recvs},
+         {"busy_us", sim.devices[d].busy_us},
+         {"peak_memory_bytes", sim.devices[d].peak_memory_bytes},
+         {"memory_capacity_bytes", record.cluster->device(d).memory_bytes}});
   }
   const double speedup =
       sim.step_time_us > 0 ? record.single_device_step_us / sim.step_time_us : 0.0;

@@ -137,6 +137,16 @@ TEST_F(ReportTest, HasALanePerDeviceAndPerBusyLink) {
   EXPECT_THAT(html, HasSubstr("<title>conv:out 0&#8594;1, 48.8 KiB"));
 }
 
+TEST_F(ReportTest, TheDeviceTableMarksADeviceWithoutUnitsUnused) {
+  const std::string html = Render();
+  const size_t devices = html.find("class=\"devices\"");
+  ASSERT_NE(devices, std::string::npos);
+  const std::string table = html.substr(devices, html.find("</table>", devices) - devices);
+  // Device 2 (the last row) holds nothing; devices 0 and 1 hold units.
+  EXPECT_EQ(Count(table, "(unused)"), 1);
+  EXPECT_LT(table.find("<tr><td>2</td>"), table.find("<td>0 (unused)</td>"));
+}
+
 TEST_F(ReportTest, ShowsTheSummaryNumbers) {
   const std::string html = Render();
   ASSERT_GT(sim_.step_time_us, 0);

@@ -123,7 +123,7 @@ TEST_F(ShapeFlagsTest, UnsortedNodesAreSortedInTheWrittenModels) {
   CommandResult r = Run({model_, "-o", out, "--devices", "2", "--stages", "--input-value",
                          "rate=8000", "--input-shape", "x=3,16"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  int checked = 0;
+  int devices = 0, stages = 0;
   for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir_ / "out")) {
     if (e.path().extension() != ".onnx") continue;
     absl::StatusOr<onnx_io::Model> m = onnx_io::ModelFromProto([&] {
@@ -134,9 +134,10 @@ TEST_F(ShapeFlagsTest, UnsortedNodesAreSortedInTheWrittenModels) {
     ASSERT_TRUE(m.ok()) << e.path();
     // ModelFromProto keeps the order as written: the checker sees it.
     EXPECT_TRUE(onnx_io::CheckModel(m->proto, e.path().parent_path()).ok()) << e.path();
-    ++checked;
+    ++(e.path().parent_path().filename() == "stages" ? stages : devices);
   }
-  EXPECT_GE(checked, 3);
+  EXPECT_GE(devices, 1);
+  EXPECT_GE(stages, 1);
 }
 
 TEST_F(ShapeFlagsTest, CycleIsOneErrorNamingItsNodes) {

@@ -5,9 +5,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "onnx_io/deployment_writer.h"
 #include "passes/partition.h"
 #include "pipeline/split.h"
@@ -102,6 +104,16 @@ std::string Counted(size_t n, const char* noun) {
   return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
 }
 
+// "2 device models (6 of 8 devices unused)", or "2 device models" when every
+// device holds something.
+std::string DeviceModelsText(const passes::Deployment& deployment) {
+  const int used = passes::CountUsedDevices(deployment);
+  const auto all = static_cast<int>(deployment.devices.size());
+  std::string text = Counted(used, "device model");
+  if (used < all) absl::StrAppend(&text, " (", all - used, " of ", all, " devices unused)");
+  return text;
+}
+
 std::string Summary(const std::string& out_dir, const pipeline::SplitResult& result, bool report,
                     int plan_microbatches, const TritonRepository* triton_repo) {
   const pipeline::PlanningProblem& problem = result.problem;
@@ -111,8 +123,7 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
   const costmodel::Cluster& cluster = problem.cluster;
   std::string text;
   absl::StrAppendFormat(
-      &text, "wrote %s: %s%s, plan.json%s%s\n", out_dir,
-      Counted(cluster.num_devices(), "device model"),
+      &text, "wrote %s: %s%s, plan.json%s%s\n", out_dir, DeviceModelsText(deployment),
       deployment.stages.empty() ? ""
                                 : absl::StrCat(", ", Counted(deployment.stages.size(), "stage")),
       report ? ", report.html" : "",
@@ -144,12 +155,21 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
           cluster.host->devices * cluster.host->threads_per_device, all_threads_us);
     }
   }
+  std::vector<std::string> unused;
   for (int d = 0; d < cluster.num_devices(); ++d) {
     const passes::DeviceModel& model = deployment.devices[d];
+    if (model.unused) {
+      unused.push_back(cluster.device(d).name);
+      continue;
+    }
     absl::StrAppendFormat(&text, "  %-14s %-10s %6d nodes %4d sends %4d recvs  peak %s of %s\n",
                           model.file, cluster.device(d).name, model.num_nodes, model.num_sends,
                           model.num_recvs, FormatBytes(sim.devices[d].peak_memory_bytes),
                           FormatBytes(cluster.device(d).memory_bytes));
+  }
+  if (!unused.empty()) {
+    absl::StrAppendFormat(&text, "  %-14s %s (the placement puts nothing there; no model)\n",
+                          "unused", absl::StrJoin(unused, ", "));
   }
   return text;
 }

@@ -130,6 +130,26 @@ TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
   EXPECT_EQ(plan["node_to_device"]["MatMul_2"], 1);
 }
 
+TEST_F(SplitCommandTest, DevicesThePlacementLeavesEmptyGetNoModel) {
+  const std::string placement =
+      dir_.Write(
+              "placement.json",
+              R"({"MatMul_0": 0, "Relu_1": 0, "MatMul_2": 2, "Sigmoid_3": 2, "Add_4": 0, "MatMul_5": 2, "Mul_6": 0})")
+          .string();
+  CommandResult r = Split("out", {"--devices", "3", "--placement", placement});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("2 device models (1 of 3 devices unused)"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("unused         dev1 (the placement puts nothing there"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "device_0.onnx"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "device_1.onnx"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "device_2.onnx"));
+  nlohmann::json plan = Plan("out");
+  ASSERT_EQ(plan["devices"].size(), 3u);
+  EXPECT_TRUE(plan["devices"][1]["model"].is_null());
+  EXPECT_EQ(plan["devices"][1]["nodes"], 0);
+  EXPECT_EQ(plan["devices"][2]["model"], "device_2.onnx");
+}
+
 TEST_F(SplitCommandTest, SameInputAndSeedGiveIdenticalOutput) {
   ASSERT_EQ(Split("a", {"--devices", "3", "--stages", "--seed", "5"}).exit_code, 0);
   ASSERT_EQ(Split("b", {"--devices", "3", "--stages", "--seed", "5"}).exit_code, 0);
