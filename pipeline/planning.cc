@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_graph_json.h"
 #include "passes/constant_nodes.h"
 #include "passes/partition.h"
+#include "search/feasibility.h"
 
 namespace autopar::pipeline {
 
@@ -96,7 +98,8 @@ absl::StatusOr<PlanningProblem> PrepareCostGraph(const std::string& path,
 }
 
 Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm,
-                    costmodel::Placement node_placement, int microbatches) {
+                    costmodel::Placement node_placement, int microbatches,
+                    const costmodel::LowerBound* bound) {
   const costmodel::CostGraph& nodes = problem.node_graph();
   Plan plan;
   plan.algorithm = algorithm;
@@ -105,7 +108,8 @@ Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm
   costmodel::Simulator simulator(nodes, problem.cluster);
   plan.simulation =
       simulator.Run(plan.node_placement, {.microbatches = microbatches, .record_timeline = true});
-  plan.lower_bound = costmodel::ComputeLowerBound(nodes, problem.cluster, microbatches);
+  plan.lower_bound =
+      bound ? *bound : costmodel::ComputeLowerBound(nodes, problem.cluster, microbatches);
   const costmodel::Placement single{.device = std::vector<int32_t>(nodes.num_units(), 0)};
   plan.single_device_step_us = simulator.Run(single, {.microbatches = microbatches}).step_time_us;
   for (uint32_t e = 0; e < nodes.num_edges(); ++e) {
@@ -139,8 +143,16 @@ costmodel::Placement ConstantsWithReaders(const PlanningProblem& problem,
 }  // namespace
 
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
-                              const search::SearchOptions& options, const PhaseCallback& on_phase) {
+                              const search::SearchOptions& options, const PhaseCallback& on_phase,
+                              const costmodel::LowerBound* bound) {
   const costmodel::CostGraph& units = problem.units();
+  // Computed once for the search and the judgement; not for inputs the
+  // search turns down (the bound assumes a valid cluster).
+  std::optional<costmodel::LowerBound> computed;
+  if (bound == nullptr && search::CheckSearchInputs(problem.node_graph(), problem.cluster).ok()) {
+    bound = &computed.emplace(
+        costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, options.microbatches));
+  }
   std::vector<search::Progress> progress;
   search::SearchOptions recorded = options;
   recorded.on_progress = [&progress, &options](const search::Progress& p) {
@@ -161,6 +173,9 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
       recorded.nodes.locked_units[problem.coarsening->unit_of_node[a]] = 1;
       recorded.nodes.locked_units[problem.coarsening->unit_of_node[b]] = 1;
     }
+    if (bound) recorded.nodes.lower_bound_us = bound->bound_us;
+  } else if (bound) {
+    recorded.lower_bound_us = bound->bound_us;  // the units are the nodes
   }
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<search::SearchResult> found =
@@ -189,7 +204,7 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
     nodes = passes::ExpandPlacement(*problem.coarsening, *placement);
   }
   if (problem.model) nodes = ConstantsWithReaders(problem, std::move(nodes), options.microbatches);
-  Plan plan = JudgePlacement(problem, algorithm, std::move(nodes), options.microbatches);
+  Plan plan = JudgePlacement(problem, algorithm, std::move(nodes), options.microbatches, bound);
   plan.unit_placement = std::move(*placement);
   plan.search_time_ms = search_time_ms;
   plan.progress = std::move(progress);

@@ -131,14 +131,22 @@ struct Plan {
 /// units holding nodes that must share a device locked), so that TGA can
 /// refine below the units. The search's progress is recorded in the plan and
 /// passed on to options.on_progress.
+///
+/// `bound`: the node graph's lower bound for problem.cluster at
+/// options.microbatches, when the caller runs several plans on one problem
+/// (it takes tens of ms on 10k nodes; a problem does not keep it, since
+/// callers change its cluster in place); null: computed here, once, for
+/// the search and the judgement alike.
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options,
-                              const PhaseCallback& on_phase = {});
+                              const PhaseCallback& on_phase = {},
+                              const costmodel::LowerBound* bound = nullptr);
 
 /// Judges a node-level placement (one device per node of
-/// problem.node_graph()) as MakePlan judges a searched one.
+/// problem.node_graph()) as MakePlan judges a searched one; `bound` as there.
 Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm,
-                    costmodel::Placement node_placement, int microbatches);
+                    costmodel::Placement node_placement, int microbatches,
+                    const costmodel::LowerBound* bound = nullptr);
 
 /// A placement by node name, as a user writes it (a plan.json's
 /// node_to_device, or an object of node name → device).

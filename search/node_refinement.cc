@@ -13,9 +13,15 @@
 //     nothing, orders: each phase takes its nodes' order from whichever
 //     schedule (a start's priorities, or the default) gives it the shortest
 //     span with the largest windows under that order (a node waits only for
-//     nodes of its own phase, so the mixed schedule is exact). On up to
-//     kWindowShare of the time left: larger windows are larger
-//     neighbourhoods, and a longer budget reaches them.
+//     nodes of its own phase, so the mixed schedule is exact). Then shifts
+//     (NodeWindows::SweepShifts): each phase's order with one node moved,
+//     the assignment re-solved under it by windows of k nodes, k from none,
+//     then kFirstWindow up, one more each time a whole sweep finds nothing:
+//     the starts' orders are few, and under one order the largest windows
+//     are exact, so only other orders can use more time. Their moves are
+//     judged as the windows' are. On up to kWindowShare of the time left:
+//     larger windows are larger neighbourhoods, and a longer budget reaches
+//     them.
 //  3. Levels, coarse to fine: the block length S halves from the largest
 //     unit's node count to 1. At a level, the boundary moves of the current
 //     plan (a block to a device it exchanges a tensor with) are shuffled and
@@ -101,6 +107,9 @@ class NodeRefinement {
   // they have nothing left to try or their time is up.
   bool Windows();
   bool TryWindowMoves(const std::vector<NodeWindows::Move>& moves);
+  // Step 2's shifts: true when they improved the plan, false when they have
+  // nothing left to try or their time is up.
+  bool Shifts();
   // Step 2's orders, one pass over the phases in all (a pass cut short by
   // the clock goes on later).
   void Orders();
@@ -124,6 +133,7 @@ class NodeRefinement {
   Individual current_, best_;
   std::optional<NodeWindows> windows_;
   uint32_t window_size_ = kFirstWindow;
+  uint32_t shift_size_ = 0;  // step 4's windows under a shifted order
   double windows_until_s_ = std::numeric_limits<double>::infinity();  // step 2's share
   double lower_bound_us_ = 0;
   NodeRefinementResult result_;
@@ -287,24 +297,51 @@ bool NodeRefinement::Windows() {
 }
 
 // All moves together (exact with one micro-batch), else one at a time.
+// Moves with priorities (shifts) make schedules of their own; those of
+// plans turned down are dropped again.
 bool NodeRefinement::TryWindowMoves(const std::vector<NodeWindows::Move>& moves) {
+  const bool reorders = std::any_of(moves.begin(), moves.end(),
+                                    [](const NodeWindows::Move& m) { return !m.priority.empty(); });
+  const size_t kept_schedules = schedules_.size();
+  auto make = [&](std::vector<NodeWindows::Move> applied, Individual& individual) {
+    individual.genome = current_.genome;
+    if (!reorders) {
+      windows_->Apply(std::move(applied), individual.genome.device);
+      return;
+    }
+    const std::vector<double>& priority = schedules_[current_.genome.schedule];
+    std::vector<double> mixed = priority.empty() ? windows_->default_priority() : priority;
+    windows_->Apply(std::move(applied), individual.genome.device, &mixed);
+    individual.genome.schedule = static_cast<int32_t>(schedules_.size());
+    schedules_.push_back(std::move(mixed));
+  };
+  // The chosen plan's schedule moves to the first new place; Evaluate may
+  // have made it the best plan too (no plan turned down beats the current).
+  auto take = [&](Individual chosen) {
+    if (reorders) {
+      const int32_t from = chosen.genome.schedule;
+      const auto to = static_cast<int32_t>(kept_schedules);
+      if (from != to) schedules_[to] = std::move(schedules_[from]);
+      schedules_.resize(kept_schedules + 1);
+      chosen.genome.schedule = to;
+      if (best_.genome.schedule == from) best_.genome.schedule = to;
+    }
+    current_ = std::move(chosen);
+  };
   std::vector<Individual> batch(1);
-  batch[0].genome = current_.genome;
-  windows_->Apply(moves, batch[0].genome.device);
+  make(moves, batch[0]);
   Evaluate(batch);
   ++result_.rounds;
   if (batch[0].fitness.BetterThan(current_.fitness)) {
-    current_ = std::move(batch[0]);
+    take(std::move(batch[0]));
     return true;
   }
+  schedules_.resize(kept_schedules);
   for (size_t at = 0; at < moves.size(); at += options_.moves_per_round) {
     if (Stop()) return false;
     const size_t count = std::min<size_t>(options_.moves_per_round, moves.size() - at);
     batch.assign(count, {});
-    for (size_t i = 0; i < count; ++i) {
-      batch[i].genome = current_.genome;
-      windows_->Apply({moves[at + i]}, batch[i].genome.device);
-    }
+    for (size_t i = 0; i < count; ++i) make({moves[at + i]}, batch[i]);
     Evaluate(batch);
     ++result_.rounds;
     size_t chosen = count;
@@ -316,9 +353,25 @@ bool NodeRefinement::TryWindowMoves(const std::vector<NodeWindows::Move>& moves)
       }
     }
     if (chosen < count) {
-      current_ = std::move(batch[chosen]);
+      take(std::move(batch[chosen]));
       return true;
     }
+    schedules_.resize(kept_schedules);
+  }
+  return false;
+}
+
+bool NodeRefinement::Shifts() {
+  const uint32_t largest = std::min(kLargestWindow, windows_->max_window());
+  while (!WindowsStop() && shift_size_ <= largest) {
+    const std::vector<double>& priority = schedules_[current_.genome.schedule];
+    if (windows_->ShiftsDone(current_.genome.device, priority, shift_size_)) {
+      shift_size_ = shift_size_ == 0 ? kFirstWindow : shift_size_ + 1;
+      continue;
+    }
+    const std::vector<NodeWindows::Move> moves = windows_->SweepShifts(
+        current_.genome.device, priority, shift_size_, [this] { return WindowsStop(); });
+    if (!moves.empty() && TryWindowMoves(moves)) return true;
   }
   return false;
 }
@@ -366,7 +419,10 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
   }
   IndexUnits();
   schedules_.push_back({});
-  lower_bound_us_ = costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
+  lower_bound_us_ =
+      nodes_.lower_bound_us
+          ? *nodes_.lower_bound_us
+          : costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
 
   // Step 1.
   std::vector<Individual> starts;
@@ -412,8 +468,12 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
     }
     for (;;) {
       if (Windows()) continue;
-      if (WindowsStop() || windows_->orders_passes() > 0) break;
-      Orders();
+      if (WindowsStop()) break;
+      if (windows_->orders_passes() == 0) {
+        Orders();
+        continue;
+      }
+      if (!options_.shifts || !Shifts()) break;
     }
     windows_until_s_ = std::numeric_limits<double>::infinity();
   }
@@ -435,6 +495,7 @@ absl::StatusOr<NodeRefinementResult> NodeRefinement::Run(const std::vector<Place
       Orders();
       continue;
     }
+    if (windows_ && options_.shifts && Shifts()) continue;
     if (!Kick()) break;
     budget_left = RefineLevel(1);
   }

@@ -16,7 +16,8 @@
 // projections; the best start is refined. Before the levels, with one
 // micro-batch, the series phases' windows are solved exactly
 // (search/node_windows.h): a large neighbourhood the levels' single moves do
-// not reach, growing with the budget.
+// not reach, growing with the budget; when the largest windows find nothing,
+// the phases' node orders are shifted and the windows solved under each.
 //
 // Nodes of a locked unit (NodeLevel::locked_units) always move together, so
 // every group that must share a device still does.
@@ -51,6 +52,9 @@ struct NodeRefinementOptions {
   /// The exact windows before the levels (with one micro-batch); off: the
   /// levels and kicks alone.
   bool windows = true;
+  /// With the windows, the shifts of the phases' orders once they have
+  /// nothing left (node_refinement.cc, step 2).
+  bool shifts = true;
   /// Placers run on the nodes as starting points (list schedules, and
   /// m-TOPO's pipeline split).
   std::vector<std::string> list_schedulers = {"m-etf", "heft", "cpop", "m-sct", "m-topo"};

@@ -14,6 +14,9 @@
 //     make, reaches the best span found; the phase keeps its best.
 //  4. Orders (SweepOrders): step 3 once per candidate schedule, each phase
 //     keeping the schedule and assignment with the shortest span.
+//  5. Shifts (SweepShifts): step 3 once per order one shift away from the
+//     plan's, each phase keeping the order and assignment with the shortest
+//     span.
 #include "search/node_windows.h"
 
 #include <algorithm>
@@ -46,6 +49,11 @@ struct NodeWindows::Phase {
   // Step 2: the window size it was swept at, and as what.
   uint32_t done_k = 0;
   std::vector<int32_t> done_signature;
+  // Step 5: 1 + the window size it was shifted at (0: never), and as what.
+  uint32_t shifted = 0;
+  std::vector<int32_t> shifted_signature;
+  // Local indices of the nodes between the cuts, whose order can matter.
+  uint32_t inside_begin = 0, inside_end = 0;
   Placement scratch;
 };
 
@@ -151,6 +159,8 @@ NodeWindows::NodeWindows(const CostGraph& graph, const Cluster& cluster,
     absl::StatusOr<CostGraph> built = std::move(builder).Build();
     if (!built.ok()) return;  // a sub-graph of a valid graph: not expected
     phase->graph = *std::move(built);
+    phase->inside_begin = entry >= 0 ? 1 : 0;
+    phase->inside_end = exit >= 0 ? m - 1 : m;
     phase->bound_us = std::max(path_us, work_us / num_devices_);
     phase->tail_us.assign(m, 0);
     for (uint32_t i = m; i-- > 0;) {
@@ -424,6 +434,115 @@ std::vector<NodeWindows::Move> NodeWindows::SweepOrders(
   }
   orders_from_ = 0;
   orders_passes_ += 1;
+  return moves;
+}
+
+// The phase's inner nodes (local indices) in the order the simulator
+// prefers them: by priority, then by index.
+std::vector<uint32_t> NodeWindows::Order(const Phase& phase,
+                                         const std::vector<double>& priority) const {
+  std::vector<uint32_t> order;
+  for (uint32_t i = phase.inside_begin; i < phase.inside_end; ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return priority[phase.nodes[a]] < priority[phase.nodes[b]];
+  });
+  return order;
+}
+
+std::vector<int32_t> NodeWindows::ShiftSignature(const Phase& phase,
+                                                 const std::vector<int32_t>& device,
+                                                 const std::vector<double>& priority) const {
+  std::vector<int32_t> signature = Signature(phase, device);
+  for (uint32_t i : Order(phase, priority)) signature.push_back(static_cast<int32_t>(i));
+  return signature;
+}
+
+bool NodeWindows::ShiftsDone(const std::vector<int32_t>& device,
+                             const std::vector<double>& priority, uint32_t k) const {
+  const std::vector<double>& order = priority.empty() ? default_priority_ : priority;
+  for (const auto& phase : phases_) {
+    if (phase->shifted <= k || phase->shifted_signature != ShiftSignature(*phase, device, order))
+      return false;
+  }
+  return true;
+}
+
+// Step 5.
+std::vector<NodeWindows::Move> NodeWindows::SweepShifts(const std::vector<int32_t>& device,
+                                                        const std::vector<double>& priority,
+                                                        uint32_t k,
+                                                        const std::function<bool()>& stop) {
+  const std::vector<double>& plan_order = priority.empty() ? default_priority_ : priority;
+  std::vector<Move> moves;
+  Search search{.stop = &stop, .next_check = simulations_};
+  for (uint32_t p = 0; p < phases_.size(); ++p) {
+    if (search.stopped || stop()) break;
+    Phase& phase = *phases_[p];
+    std::vector<int32_t> signature = ShiftSignature(phase, device, plan_order);
+    if (phase.shifted > k && phase.shifted_signature == signature) continue;
+    const std::vector<uint32_t> order = Order(phase, plan_order);
+    auto use_order = [&phase](const std::vector<uint32_t>& o) {
+      phase.scratch.priority.assign(phase.nodes.size(), 0);
+      for (size_t r = 0; r < o.size(); ++r) phase.scratch.priority[o[r]] = static_cast<double>(r);
+    };
+    std::vector<int32_t> before;
+    for (uint32_t v : phase.nodes) before.push_back(device[v]);
+    use_order(order);
+    const double span = PhaseSpan(phase, before);
+    double best_span = span * (1 - kMinGain);
+    std::vector<int32_t> best;
+    std::vector<uint32_t> best_order;
+    const size_t count = span > phase.bound_us * (1 + kMinGain) ? order.size() : 0;
+    // Node order[i] moved to place j; to j = i - 1 is order[i - 1] to i.
+    for (size_t i = 0; i < count && !search.stopped; ++i) {
+      for (size_t j = 0; j < count && !search.stopped; ++j) {
+        if (j == i || j + 1 == i) continue;
+        if (k == 0) {
+          // Without windows only the order on the node's own device counts.
+          bool passes = false;
+          for (size_t at = std::min(i, j); at <= std::max(i, j); ++at) {
+            passes = passes || (at != i && before[order[at]] == before[order[i]]);
+          }
+          if (!passes) continue;
+        }
+        std::vector<uint32_t> shifted = order;
+        shifted.erase(shifted.begin() + static_cast<std::ptrdiff_t>(i));
+        shifted.insert(shifted.begin() + static_cast<std::ptrdiff_t>(j), order[i]);
+        use_order(shifted);
+        std::vector<int32_t> local = before;
+        double shifted_span = PhaseSpan(phase, local);
+        if (k > 0) SolveWindows(phase, local, shifted_span, k, search);
+        if (simulations_ >= search.next_check) {
+          search.next_check = simulations_ + kSimulationsPerStopCheck;
+          search.stopped = search.stopped || stop();
+        }
+        if (search.stopped || shifted_span >= best_span) continue;
+        best_span = shifted_span;
+        best = std::move(local);
+        best_order = std::move(shifted);
+      }
+    }
+    if (search.stopped) break;
+    // Marked as it was: a move that is taken changes it, so it is shifted
+    // again; one the plan turns down is not tried again at this size.
+    phase.shifted = k + 1;
+    phase.shifted_signature = std::move(signature);
+    if (best.empty()) continue;
+    Move move{.phase = p, .before_us = span, .after_us = best_span};
+    for (uint32_t i : phase.free) {
+      if (best[i] != before[i]) move.assign.emplace_back(phase.nodes[i], best[i]);
+    }
+    if (phase.exit_free && best.back() != before.back()) {
+      move.swap_from = before.back();
+      move.swap_to = best.back();
+    }
+    // Ranks do as priorities: a node only ever waits beside nodes of its
+    // own phase.
+    for (size_t r = 0; r < best_order.size(); ++r) {
+      move.priority.emplace_back(phase.nodes[best_order[r]], static_cast<double>(r));
+    }
+    moves.push_back(std::move(move));
+  }
   return moves;
 }
 

@@ -86,6 +86,25 @@ class NodeWindows {
   /// SweepOrders' sweeps that went over every phase.
   int64_t orders_passes() const { return orders_passes_; }
 
+  /// Shifts, for when windows and orders have nothing left: in each phase
+  /// above its bound, one node taken out of the plan's order (`priority`, as
+  /// in Sweep) and put back at every other place, the assignment re-solved
+  /// under each new order with windows of k (0: kept as it is). Of a
+  /// device's ready nodes the simulator runs the first in that order, which
+  /// decides when each output is sent and so which transfer waits for a
+  /// link. The best order and assignment that shortens the phase is a move
+  /// (with Move::priority). Phases shifted at k or more as they are now are
+  /// skipped, so a sweep stopped early goes on, next time, where it stopped,
+  /// and a phase a move changed is shifted again.
+  std::vector<Move> SweepShifts(const std::vector<int32_t>& device,
+                                const std::vector<double>& priority, uint32_t k,
+                                const std::function<bool()>& stop);
+
+  /// True when every phase has been shifted at k or more as it is in
+  /// `device` and `priority`.
+  bool ShiftsDone(const std::vector<int32_t>& device, const std::vector<double>& priority,
+                  uint32_t k) const;
+
   /// The simulator's default priorities of the graph.
   const std::vector<double>& default_priority() const { return default_priority_; }
 
@@ -111,6 +130,9 @@ class NodeWindows {
                     Search& search);
   void SetPriority(Phase& phase, const std::vector<double>& priority) const;
   std::vector<int32_t> Signature(const Phase& phase, const std::vector<int32_t>& device) const;
+  std::vector<uint32_t> Order(const Phase& phase, const std::vector<double>& priority) const;
+  std::vector<int32_t> ShiftSignature(const Phase& phase, const std::vector<int32_t>& device,
+                                      const std::vector<double>& priority) const;
   double PhaseSpan(Phase& phase, const std::vector<int32_t>& local_device);
 
   const costmodel::CostGraph& graph_;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ struct NodeLevel {
   /// Per unit, 1 when its nodes must stay on one device (values Send/Recv
   /// cannot carry join some of them); empty: no unit is locked.
   std::vector<uint8_t> locked_units;
+  /// The node graph's lower bound (costmodel::ComputeLowerBound) at the
+  /// options' micro-batches, when the caller has it; unset: a search that
+  /// needs it computes it (tens of ms on 10k nodes).
+  std::optional<double> lower_bound_us;
 };
 
 struct SearchOptions {
@@ -55,6 +60,9 @@ struct SearchOptions {
   std::function<void(const Progress&)> on_progress;
   /// Set to let a search refine below the units (TGA does).
   NodeLevel nodes;
+  /// The lower bound of the graph the search is given, at `microbatches`,
+  /// when the caller has it; unset: a search that needs it computes it.
+  std::optional<double> lower_bound_us;
 };
 
 /// What Place() found.

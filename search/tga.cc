@@ -573,7 +573,10 @@ absl::StatusOr<TgaResult> Tga::Run() {
   if (absl::Status s = CheckEveryUnitFits(graph_, cluster_); !s.ok()) return s;
 
   // Steps 2–4.
-  lower_bound_us_ = costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
+  lower_bound_us_ =
+      options_.lower_bound_us
+          ? *options_.lower_bound_us
+          : costmodel::ComputeLowerBound(graph_, cluster_, options_.microbatches).bound_us;
   Seed();
   InitialPopulations();
   evaluator_.emplace(graph_, cluster_, schedules_, options_.microbatches,

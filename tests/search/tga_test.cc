@@ -260,6 +260,15 @@ TEST(TgaTest, StopsAtTheLowerBound) {
   EXPECT_DOUBLE_EQ(result.step_us, 10);
 }
 
+TEST(TgaTest, StopsAtALowerBoundTheCallerGives) {
+  // The caller computed the bound once for several searches; TGA takes it
+  // as given (here one far above the optimum, so the seeds reach it).
+  const CostGraph graph = BuildGraph(RandomDag(40, 3, 5));
+  SearchOptions options = Options(1);
+  options.lower_bound_us = 1e12;
+  EXPECT_EQ(RunOrDie(graph, TestCluster(3, kGiB), options, ShortRun(1000000)).generations, 0);
+}
+
 TEST(TgaTest, AnEndlessRunIsAnInvalidArgument) {
   const CostGraph graph = BuildGraph(RandomDag(20, 1));
   SearchOptions options;

@@ -178,13 +178,14 @@ bool OneDeviceHoldsIt(const pipeline::PlanningProblem& problem) {
 
 std::vector<Row> RunAll(const pipeline::PlanningProblem& problem,
                         const std::vector<std::string>& algorithms,
-                        const search::SearchOptions& options) {
+                        const search::SearchOptions& options, const costmodel::LowerBound& bound) {
   std::vector<Row> rows;
   for (const std::string& algorithm : algorithms) {
     Row row;
     row.algorithm = algorithm;
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<pipeline::Plan> plan = pipeline::MakePlan(problem, algorithm, options);
+    absl::StatusOr<pipeline::Plan> plan =
+        pipeline::MakePlan(problem, algorithm, options, {}, &bound);
     if (plan.ok()) {
       row.search_time_ms = plan->search_time_ms;
       row.plan = *std::move(plan);
@@ -216,7 +217,8 @@ std::string Status(const Row& row) {
 }
 
 nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
-                                   const std::vector<Row>& rows, int microbatches) {
+                                   const std::vector<Row>& rows, int microbatches,
+                                   const costmodel::LowerBound& bound) {
   const costmodel::CostGraph& units = problem.units();
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   nlohmann::ordered_json best = nullptr, single_device_step_us = nullptr;
@@ -261,16 +263,14 @@ nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
                        {"beats_every_split", all->beats_every_split},
                        {"best", false}});
   }
-  return {
-      {"units", units.num_units()},
-      {"devices", problem.cluster.num_devices()},
-      {"microbatches", microbatches},
-      {"costs", costmodel::CostSourceJson(problem.cost_source)},
-      {"lower_bound_us",
-       costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, microbatches).bound_us},
-      {"single_device_step_us", single_device_step_us},
-      {"best", best},
-      {"results", results}};
+  return {{"units", units.num_units()},
+          {"devices", problem.cluster.num_devices()},
+          {"microbatches", microbatches},
+          {"costs", costmodel::CostSourceJson(problem.cost_source)},
+          {"lower_bound_us", bound.bound_us},
+          {"single_device_step_us", single_device_step_us},
+          {"best", best},
+          {"results", results}};
 }
 
 std::string CsvField(const std::string& text) {
@@ -309,10 +309,8 @@ std::string CompareCsv(const pipeline::PlanningProblem& problem, const std::vect
 }
 
 std::string CompareTable(const pipeline::PlanningProblem& problem, const std::vector<Row>& rows,
-                         int microbatches) {
+                         int microbatches, const costmodel::LowerBound& bound) {
   const costmodel::CostGraph& units = problem.units();
-  const costmodel::LowerBound bound =
-      costmodel::ComputeLowerBound(problem.node_graph(), problem.cluster, microbatches);
   std::string text =
       absl::StrFormat("%u units on %d devices; lower bound %.1f us\n", units.num_units(),
                       problem.cluster.num_devices(), bound.bound_us);
@@ -451,14 +449,18 @@ int RunCompareCommand(const std::vector<std::string>& args) {
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));
 
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
-  const std::vector<Row> rows = RunAll(*problem, algorithms, search->options);
+  // One bound for every row and the summary: it takes tens of ms on 10k nodes.
+  const costmodel::LowerBound bound = costmodel::ComputeLowerBound(
+      problem->node_graph(), problem->cluster, search->options.microbatches);
+  const std::vector<Row> rows = RunAll(*problem, algorithms, search->options, bound);
   progress.Finish();
   if (format == "json") {
-    std::printf("%s\n", CompareJson(*problem, rows, search->options.microbatches).dump(2).c_str());
+    std::printf("%s\n",
+                CompareJson(*problem, rows, search->options.microbatches, bound).dump(2).c_str());
   } else if (format == "csv") {
     std::fputs(CompareCsv(*problem, rows).c_str(), stdout);
   } else {
-    std::fputs(CompareTable(*problem, rows, search->options.microbatches).c_str(), stdout);
+    std::fputs(CompareTable(*problem, rows, search->options.microbatches, bound).c_str(), stdout);
   }
   if (std::optional<std::string> report = parsed->Get("report")) {
     if (absl::Status written =
