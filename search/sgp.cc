@@ -72,17 +72,20 @@
 //     chunks cut from the node order, from the nodes by earliest start, by
 //     latest start and, where a branch reads only its own input (a decoder's
 //     first block), by earliest start with that branch first (7b: units can
-//     be too coarse for many balanced chunks, GPT-2 small's 14), then one
-//     sweep of boundary moves over the best node plan (7c) and two sweeps
-//     moving whole chains of nodes to a neighbouring chain's device (7d:
-//     branches that could run side by side), each judged by the node-level
-//     simulation.
+//     be too coarse for many balanced chunks, GPT-2 small's 14), and the
+//     branches spread over the devices (repaired chain by chain when it
+//     overflows, and faster than the best that fits), then one
+//     sweep of boundary moves over the best node plan (7c), a sweep moving
+//     whole chains of nodes to a neighbouring chain's device (7d: branches
+//     that could run side by side) and sweeps moving blocks of two nodes,
+//     then single nodes, to a device they exchange a tensor with (7e), each
+//     judged by the node-level simulation.
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
-// simulations; with micro-batches, up to 30 simulations for step 4c, 120 for
-// 7b, 40 for 7c and 150 for 7d, fewer on large graphs (kInterleavedUnitRuns,
-// kChainMoveNodeRuns).
+// simulations; with micro-batches, up to 30 simulations for step 4c, 121 for
+// 7b and 60 for its repair, 40 for 7c and 250 for 7d and 7e together, fewer
+// on large graphs (kInterleavedUnitRuns, kMoveNodeRuns).
 #include "search/sgp.h"
 
 #include <algorithm>
@@ -158,11 +161,22 @@ constexpr double kChunkGrowth[] = {0, 0.25, 0.5, 1, 2};
 constexpr int64_t kInterleavedUnitRuns = 400000;
 /// Step 7c: boundary moves tried on the best node plan with micro-batches.
 constexpr int kMaxBoundarySweepSimulations = 40;
-/// Step 7d: chain moves tried after 7c, at most this many runs and at most
-/// kChainMoveNodeRuns simulated node instances (runs × nodes × M).
+/// Steps 7d and 7e together simulate at most kMoveNodeRuns node instances
+/// (runs × nodes × M). Step 7d: chain moves tried after 7c, at most
+/// kMaxChainMoveSimulations runs and kChainMoveNodeRuns instances; one sweep
+/// (a second gained less than 7e's moves do with the same runs: Inception-v3
+/// on 8 devices with 4 micro-batches). Step 7e: node moves, blocks of
+/// kNodeMoveBlockSizes nodes in turn, at most kMaxNodeMoveSimulations runs
+/// and what 7d left of kMoveNodeRuns.
+constexpr int64_t kMoveNodeRuns = 250000;
 constexpr int kMaxChainMoveSimulations = 150;
 constexpr int64_t kChainMoveNodeRuns = 200000;
-constexpr int kChainMoveSweeps = 2;
+constexpr int kChainMoveSweeps = 1;
+/// Step 7b's memory repair of the spread candidate: rounds, and runs in all.
+constexpr int kMaxNodeRepairRounds = 3;
+constexpr int kMaxNodeRepairSimulations = 60;
+constexpr uint32_t kNodeMoveBlockSizes[] = {2, 1};
+constexpr int kMaxNodeMoveSimulations = 250;
 
 /// Segment j = [bounds[j], bounds[j + 1]) of the topological order runs on
 /// devices[j].
@@ -192,6 +206,28 @@ int DevicesUsed(const std::vector<int32_t>& device, int num_devices) {
 bool Better(const Candidate& a, const Candidate& b) {
   if (a.devices_used > b.devices_used) return a.score_us < b.score_us * (1 - kMoreDevicesMargin);
   return a.score_us < b.score_us;
+}
+
+// A node without inputs (a Constant) joins its first reader: by earliest
+// start they all fall into the first chunk, and every reader elsewhere would
+// wait for a transfer of it, micro-batch by micro-batch, queued on one link.
+// A locked unit's nodes follow its first node.
+void KeepNodesTogether(const NodeLevel& level, Placement& plan) {
+  const CostGraph& nodes = *level.graph;
+  const uint32_t n = nodes.num_units();
+  for (uint32_t v = 0; v < n; ++v) {
+    if (!nodes.in_edges(v).empty() || nodes.out_edges(v).empty()) continue;
+    uint32_t first_reader = n;
+    for (uint32_t e : nodes.out_edges(v)) first_reader = std::min(first_reader, nodes.edge_dst(e));
+    plan.device[v] = plan.device[first_reader];
+  }
+  std::vector<int32_t> unit_device(level.locked_units.size(), -1);
+  for (uint32_t v = 0; v < n; ++v) {
+    const uint32_t unit = (*level.unit_of_node)[v];
+    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
+    if (unit_device[unit] < 0) unit_device[unit] = plan.device[v];
+    plan.device[v] = unit_device[unit];
+  }
 }
 
 // Step 7b: the interleaved chunks of step 4c cut from `order`, a topological
@@ -245,23 +281,46 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
     for (uint32_t p = begin; p < ends[j]; ++p) plan.device[order[p]] = device_of_chunk(j);
     begin = ends[j];
   }
-  // A node without inputs (a Constant) joins its first reader: by earliest
-  // start they all fall into the first chunk, and every reader elsewhere
-  // would wait for a transfer of it, micro-batch by micro-batch, queued on
-  // one link.
-  for (uint32_t v = 0; v < n; ++v) {
-    if (!nodes.in_edges(v).empty() || nodes.out_edges(v).empty()) continue;
-    uint32_t first_reader = n;
-    for (uint32_t e : nodes.out_edges(v)) first_reader = std::min(first_reader, nodes.edge_dst(e));
-    plan.device[v] = plan.device[first_reader];
+  KeepNodesTogether(level, plan);
+  return plan;
+}
+
+// Whether node v reads the node just before it in the node order: the next
+// link of a chain (a tower, an attention branch, a recurrent layer).
+bool ReadsPrevious(const CostGraph& nodes, uint32_t v) {
+  for (uint32_t e : nodes.in_edges(v)) {
+    if (nodes.edge_src(e) + 1 == v) return true;
   }
-  std::vector<int32_t> unit_device(level.locked_units.size(), -1);
+  return false;
+}
+
+// Step 7b's last candidate, branches spread: along the node order a node that
+// reads the node before it stays on that node's device; any other node (a
+// branch's start, a join) goes to the device of `devices` with the least
+// compute so far. Where a cap leaves two devices just room for the model
+// (Inception-v3 under the tight cap with 4 micro-batches) the interleaved
+// cuts that fit are slow, while towers side by side on both devices balance
+// compute and weights at once, as TGA's plans do there.
+Placement SpreadBranches(const NodeLevel& level, const Cluster& cluster,
+                         const std::vector<int>& devices) {
+  const CostGraph& nodes = *level.graph;
+  const uint32_t n = nodes.num_units();
+  Placement plan;
+  plan.device.assign(n, devices[0]);
+  std::vector<double> load_us(cluster.num_devices(), 0);
   for (uint32_t v = 0; v < n; ++v) {
-    const uint32_t unit = (*level.unit_of_node)[v];
-    if (unit >= level.locked_units.size() || !level.locked_units[unit]) continue;
-    if (unit_device[unit] < 0) unit_device[unit] = plan.device[v];
-    plan.device[v] = unit_device[unit];
+    int32_t to = devices[0];
+    if (v > 0 && ReadsPrevious(nodes, v)) {
+      to = plan.device[v - 1];
+    } else {
+      for (int d : devices) {
+        if (load_us[d] < load_us[to]) to = d;
+      }
+    }
+    plan.device[v] = to;
+    load_us[to] += nodes.compute_us(v, cluster.device(to).kind);
   }
+  KeepNodesTogether(level, plan);
   return plan;
 }
 
@@ -348,7 +407,9 @@ class Sgp {
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
   void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
-  int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan);
+  double RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan);
+  int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan, int& runs);
+  int MoveNodeBlocks(costmodel::Simulator& simulator, double& best_us, Placement& plan, int budget);
   const costmodel::SimulationResult* TryNodeMove(costmodel::Simulator& simulator, Placement& plan,
                                                  uint32_t begin, uint32_t end, int32_t to,
                                                  double& best_us);
@@ -968,7 +1029,79 @@ void Sgp::BelowUnits(SgpResult& result) {
       }
     }
   }
+  Placement spread = SpreadBranches(level, cluster_, devices);
+  ++simulations_;
+  const costmodel::SimulationResult& spread_run = simulator.Run(spread, sim_options);
+  double spread_us = spread_run.step_time_us;
+  if (spread_us < best_us && spread_run.memory_overflow)
+    spread_us = RepairNodeMemory(simulator, spread);
+  if (spread_us < best_us) {
+    best_us = spread_us;
+    result.devices_used = DevicesUsed(spread.device, num_devices_);
+    result.node_placement = std::move(spread);
+    result.strategy = "branches spread on nodes";
+  }
   SweepNodeBoundaries(simulator, best_us, result);
+}
+
+// Step 7b's memory repair of a node plan over memory: each chain (see
+// ReadsPrevious) on the device most over its memory is tried on the device
+// with the most room; the fastest move that fits is kept, else the one that
+// leaves the least overflow, and again while it overflows. At most
+// kMaxNodeRepairRounds rounds and kMaxNodeRepairSimulations runs (fewer on
+// large graphs: InterleavedRuns). Returns the simulated step, infinity when
+// the plan still overflows.
+double Sgp::RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan) {
+  const CostGraph& nodes = *options_.nodes.graph;
+  const uint32_t num_nodes = nodes.num_units();
+  const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  int runs_left = static_cast<int>(
+      std::min<int64_t>(kMaxNodeRepairSimulations, InterleavedRuns(num_nodes) / 4));
+  for (int round = 0; round < kMaxNodeRepairRounds && runs_left > 0; ++round) {
+    ++simulations_;
+    --runs_left;
+    const costmodel::SimulationResult& now = simulator.Run(plan, sim_options);
+    if (!now.memory_overflow) return now.step_time_us;
+    int most_over = 0, most_room = 0;
+    auto over = [&](int d) {
+      return now.devices[d].peak_memory_bytes - cluster_.device(d).memory_bytes;
+    };
+    for (int d = 1; d < num_devices_; ++d) {
+      if (over(d) > over(most_over)) most_over = d;
+      if (over(d) < over(most_room)) most_room = d;
+    }
+    const int64_t overflow_bytes = now.overflow_bytes;
+    double fitting_us = kInfinity;
+    int64_t least_overflow = overflow_bytes;
+    uint32_t move_begin = 0, move_end = 0;
+    for (uint32_t begin = 0, end = 0; begin < num_nodes && runs_left > 0; begin = end) {
+      end = begin + 1;
+      while (end < num_nodes && plan.device[end] == plan.device[begin] &&
+             ReadsPrevious(nodes, end)) {
+        ++end;
+      }
+      if (plan.device[begin] != most_over || SplitsLockedUnit(options_.nodes, begin, end)) continue;
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, most_room);
+      ++simulations_;
+      --runs_left;
+      const costmodel::SimulationResult& moved = simulator.Run(plan, sim_options);
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, most_over);
+      if (!moved.memory_overflow && moved.step_time_us < fitting_us) {
+        fitting_us = moved.step_time_us;
+      } else if (moved.memory_overflow && fitting_us == kInfinity &&
+                 moved.overflow_bytes < least_overflow) {
+        least_overflow = moved.overflow_bytes;
+      } else {
+        continue;
+      }
+      move_begin = begin;
+      move_end = end;
+    }
+    if (move_end == 0) break;
+    std::fill(plan.device.begin() + move_begin, plan.device.begin() + move_end, most_room);
+    if (fitting_us < kInfinity) return fitting_us;
+  }
+  return kInfinity;
 }
 
 // Step 7c, with micro-batches: where a pipeline's micro-batches collide
@@ -1010,12 +1143,19 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, from);
     }
   }
-  const int chains_moved = MoveNodeChains(simulator, best_us, plan);
-  if (kept + chains_moved == 0) return;
+  int chain_runs = 0;
+  const int chains_moved = MoveNodeChains(simulator, best_us, plan, chain_runs);
+  const int64_t instances = std::max<int64_t>(1, num_nodes) * options_.microbatches;
+  const int blocks_moved =
+      MoveNodeBlocks(simulator, best_us, plan,
+                     static_cast<int>(std::min<int64_t>(kMaxNodeMoveSimulations,
+                                                        kMoveNodeRuns / instances - chain_runs)));
+  if (kept + chains_moved + blocks_moved == 0) return;
   result.devices_used = DevicesUsed(plan.device, num_devices_);
   result.node_placement = std::move(plan);
   if (kept > 0) result.strategy += ", boundaries moved on nodes";
   if (chains_moved > 0) result.strategy += ", chains moved on nodes";
+  if (blocks_moved > 0) result.strategy += ", nodes moved";
 }
 
 // Step 7d, with micro-batches: whole chains to a neighbour's device. A chain
@@ -1031,21 +1171,19 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
 // idle, and a tower there shortens the path every micro-batch takes). Each
 // chain in order, kChainMoveSweeps sweeps; a move stays when the simulated
 // step shrinks and memory fits. At most kMaxChainMoveSimulations runs and
-// kChainMoveNodeRuns node instances. Returns the moves kept.
-int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan) {
+// kChainMoveNodeRuns node instances. Returns the moves kept; `runs` counts
+// the simulations.
+int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan,
+                        int& runs) {
   const NodeLevel& level = options_.nodes;
   const CostGraph& nodes = *level.graph;
   const uint32_t num_nodes = nodes.num_units();
   const int budget = static_cast<int>(std::min<int64_t>(
       kMaxChainMoveSimulations,
       kChainMoveNodeRuns / (std::max<int64_t>(1, num_nodes) * options_.microbatches)));
-  auto reads_previous = [&](uint32_t v) {
-    for (uint32_t e : nodes.in_edges(v)) {
-      if (nodes.edge_src(e) + 1 == v) return true;
-    }
-    return false;
-  };
+  auto reads_previous = [&](uint32_t v) { return ReadsPrevious(nodes, v); };
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
+  runs = 0;
   if (budget < 1) return 0;
   // Busy time per device in the current plan, for the least busy device.
   std::vector<double> busy_us(num_devices_);
@@ -1079,6 +1217,51 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
           best_device = to;
           note_busy(*moved);
         }
+      }
+      std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
+      kept += best_device != from;
+    }
+  }
+  runs = simulations;
+  return kept;
+}
+
+// Step 7e, with micro-batches: what the chains leave is fine-grained — an
+// Inception tower's first convolution next to the block's input, a Relu
+// beside the Concat that reads it, a node or two at a chunk's edge. Blocks
+// of kNodeMoveBlockSizes consecutive nodes on one device, in node order, each
+// to every device it exchanges a tensor with; a move stays when the
+// simulated step shrinks and memory fits. At most `budget` runs. Returns the
+// moves kept.
+int Sgp::MoveNodeBlocks(costmodel::Simulator& simulator, double& best_us, Placement& plan,
+                        int budget) {
+  const NodeLevel& level = options_.nodes;
+  const CostGraph& nodes = *level.graph;
+  const uint32_t num_nodes = nodes.num_units();
+  int simulations = 0, kept = 0;
+  std::vector<int32_t> targets;
+  for (const uint32_t size : kNodeMoveBlockSizes) {
+    for (uint32_t begin = 0, end = 0; begin < num_nodes && simulations < budget; begin = end) {
+      const int32_t from = plan.device[begin];
+      end = begin + 1;
+      while (end < num_nodes && end - begin < size && plan.device[end] == from) ++end;
+      if (SplitsLockedUnit(level, begin, end)) continue;
+      targets.clear();
+      for (uint32_t v = begin; v < end; ++v) {
+        for (uint32_t e : nodes.in_edges(v)) {
+          if (nodes.edge_src(e) < begin) targets.push_back(plan.device[nodes.edge_src(e)]);
+        }
+        for (uint32_t e : nodes.out_edges(v)) {
+          if (nodes.edge_dst(e) >= end) targets.push_back(plan.device[nodes.edge_dst(e)]);
+        }
+      }
+      std::sort(targets.begin(), targets.end());
+      targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+      int32_t best_device = from;
+      for (const int32_t to : targets) {
+        if (to == from || simulations >= budget) continue;
+        ++simulations;
+        if (TryNodeMove(simulator, plan, begin, end, to, best_us) != nullptr) best_device = to;
       }
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, best_device);
       kept += best_device != from;

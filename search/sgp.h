@@ -13,7 +13,8 @@
 // faster. With micro-batches SGP also tries interleaved stages (chunk i of
 // the order on device i mod D, on the units and on the nodes), which shrink
 // the pipeline's fill and drain, then moves whole chains of nodes to a
-// neighbour's device so that branches overlap; the simulator judges them.
+// neighbour's device so that branches overlap, and single nodes or pairs to a
+// device they exchange a tensor with; the simulator judges them.
 // The steps are numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
@@ -57,8 +58,8 @@ struct SgpResult {
   /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
   /// step 7; strategy "earliest task first on nodes", "favourite-child ETF on
   /// nodes" or "interleaved segments of nodes", perhaps with ", boundaries
-  /// moved on nodes" and ", chains moved on nodes"); empty otherwise, and
-  /// then each node goes where its unit went.
+  /// moved on nodes", ", chains moved on nodes" and ", nodes moved"); empty
+  /// otherwise, and then each node goes where its unit went.
   costmodel::Placement node_placement;
 };
 

@@ -6,7 +6,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -75,6 +77,17 @@ class SplitCommandTest : public ::testing::Test {
     return RunCommand(argv);
   }
 
+  // A placement file giving the model's nodes, in order, these devices. The
+  // text format leaves nodes unnamed; the importer names them <op>_<index>.
+  std::string PlacementFile(const std::vector<int>& devices) {
+    static constexpr const char* kNodes[] = {"MatMul_0", "Relu_1",   "MatMul_2", "Sigmoid_3",
+                                             "Add_4",    "MatMul_5", "Mul_6"};
+    nlohmann::json placement = nlohmann::json::object();
+    for (size_t i = 0; i < devices.size() && i < std::size(kNodes); ++i)
+      placement[kNodes[i]] = devices[i];
+    return dir_.Write("placement.json", placement.dump()).string();
+  }
+
   nlohmann::json Plan(const std::string& out) {
     return nlohmann::json::parse(ReadFile(dir_ / out / "plan.json"));
   }
@@ -84,12 +97,7 @@ class SplitCommandTest : public ::testing::Test {
 };
 
 TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
-  const std::string placement =
-      dir_.Write(
-              "placement.json",
-              R"({"MatMul_0": 0, "Relu_1": 0, "MatMul_2": 1, "Sigmoid_3": 1, "Add_4": 0, "MatMul_5": 1, "Mul_6": 0})")
-          .string();
-  // The text format leaves nodes unnamed; the importer names them <op>_<index>.
+  const std::string placement = PlacementFile({0, 0, 1, 1, 0, 1, 0});
   CommandResult r = Split("out", {"--devices", "2", "--stages", "--placement", placement});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("wrote"));
@@ -131,11 +139,7 @@ TEST_F(SplitCommandTest, WritesDeviceModelsStagesAndPlanJson) {
 }
 
 TEST_F(SplitCommandTest, DevicesThePlacementLeavesEmptyGetNoModel) {
-  const std::string placement =
-      dir_.Write(
-              "placement.json",
-              R"({"MatMul_0": 0, "Relu_1": 0, "MatMul_2": 2, "Sigmoid_3": 2, "Add_4": 0, "MatMul_5": 2, "Mul_6": 0})")
-          .string();
+  const std::string placement = PlacementFile({0, 0, 2, 2, 0, 2, 0});
   CommandResult r = Split("out", {"--devices", "3", "--placement", placement});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("2 device models (1 of 3 devices unused)"));
