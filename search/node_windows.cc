@@ -34,8 +34,10 @@ using costmodel::Simulator;
 
 /// Gains below this fraction of a span are noise.
 constexpr double kMinGain = 1e-9;
-/// How many enumerated assignments between two looks at stop().
+/// How many enumerated assignments between two looks at stop(), and how
+/// many partial ones.
 constexpr int64_t kSimulationsPerStopCheck = 512;
+constexpr int64_t kVisitsPerStopCheck = 1 << 14;
 
 struct NodeWindows::Phase {
   std::vector<uint32_t> nodes;  // local → node, ascending: entry, inside, exit
@@ -61,6 +63,9 @@ struct NodeWindows::Search {
   const std::function<bool()>* stop = nullptr;
   bool stopped = false;
   int64_t next_check = 0;
+  // Assignments visited, complete or not: where pruning cuts off most of
+  // them, simulations alone would look at stop() too seldom.
+  int64_t visits = 0;
 };
 
 namespace {
@@ -272,6 +277,9 @@ void NodeWindows::Optimise(Phase& phase, std::vector<int32_t>& local, double& sp
   std::vector<int32_t> best;
   double best_span = span * (1 - kMinGain);
   auto visit = [&](auto&& self, size_t at, size_t introduced, double path) -> void {
+    if (++search.visits % kVisitsPerStopCheck == 0 && !search.stopped) {
+      search.stopped = (*search.stop)();
+    }
     if (search.stopped || best_span <= target || path >= best_span) return;
     if (at == window.size()) {
       const double s = PhaseSpan(phase, trial);
