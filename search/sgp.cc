@@ -1029,17 +1029,20 @@ void Sgp::BelowUnits(SgpResult& result) {
       }
     }
   }
-  Placement spread = SpreadBranches(level, cluster_, devices);
-  ++simulations_;
-  const costmodel::SimulationResult& spread_run = simulator.Run(spread, sim_options);
-  double spread_us = spread_run.step_time_us;
-  if (spread_us < best_us && spread_run.memory_overflow)
-    spread_us = RepairNodeMemory(simulator, spread);
-  if (spread_us < best_us) {
-    best_us = spread_us;
-    result.devices_used = DevicesUsed(spread.device, num_devices_);
-    result.node_placement = std::move(spread);
-    result.strategy = "branches spread on nodes";
+  if (runs_left > 0) {
+    Placement spread = SpreadBranches(level, cluster_, devices);
+    ++simulations_;
+    const costmodel::SimulationResult& spread_run = simulator.Run(spread, sim_options);
+    double spread_us = spread_run.step_time_us;
+    if (spread_us < best_us && spread_run.memory_overflow) {
+      spread_us = RepairNodeMemory(simulator, spread);
+    }
+    if (spread_us < best_us) {
+      best_us = spread_us;
+      result.devices_used = DevicesUsed(spread.device, num_devices_);
+      result.node_placement = std::move(spread);
+      result.strategy = "branches spread on nodes";
+    }
   }
   SweepNodeBoundaries(simulator, best_us, result);
 }
