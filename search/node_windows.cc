@@ -338,6 +338,20 @@ void NodeWindows::SetPriority(Phase& phase, const std::vector<double>& priority)
   for (uint32_t v : phase.nodes) phase.scratch.priority.push_back(node_priority[v]);
 }
 
+NodeWindows::Move NodeWindows::PhaseMove(const Phase& phase, uint32_t index, double before_us,
+                                         double after_us, const std::vector<int32_t>& before,
+                                         const std::vector<int32_t>& after) {
+  Move move{.phase = index, .before_us = before_us, .after_us = after_us};
+  for (uint32_t i : phase.free) {
+    if (after[i] != before[i]) move.assign.emplace_back(phase.nodes[i], after[i]);
+  }
+  if (phase.exit_free && after.back() != before.back()) {
+    move.swap_from = before.back();
+    move.swap_to = after.back();
+  }
+  return move;
+}
+
 std::vector<NodeWindows::Move> NodeWindows::Sweep(const std::vector<int32_t>& device,
                                                   const std::vector<double>& priority, uint32_t k,
                                                   const std::function<bool()>& stop) {
@@ -382,14 +396,7 @@ std::vector<NodeWindows::Move> NodeWindows::Sweep(const std::vector<int32_t>& de
     phase.done_k = k;
     phase.done_signature = Signature(phase, device);
     if (local == before) continue;
-    Move move{.phase = candidate.index, .before_us = candidate.span_us, .after_us = span};
-    for (uint32_t i : phase.free) {
-      if (local[i] != before[i]) move.assign.emplace_back(phase.nodes[i], local[i]);
-    }
-    if (phase.exit_free && local.back() != before.back()) {
-      move.swap_from = before.back();
-      move.swap_to = local.back();
-    }
+    Move move = PhaseMove(phase, candidate.index, candidate.span_us, span, before, local);
     // Applied, the phase reads as swept already; rejected, it is swept again.
     std::vector<int32_t> after = device;
     for (const auto& [v, d] : move.assign) after[v] = d;
@@ -427,14 +434,7 @@ std::vector<NodeWindows::Move> NodeWindows::SweepOrders(
       best_order = o;
     }
     if (best_order == orders.size()) continue;
-    Move move{.phase = p, .before_us = span, .after_us = best_span};
-    for (uint32_t i : phase.free) {
-      if (best[i] != before[i]) move.assign.emplace_back(phase.nodes[i], best[i]);
-    }
-    if (phase.exit_free && best.back() != before.back()) {
-      move.swap_from = before.back();
-      move.swap_to = best.back();
-    }
+    Move move = PhaseMove(phase, p, span, best_span, before, best);
     const std::vector<double>& order =
         orders[best_order].empty() ? default_priority_ : orders[best_order];
     for (uint32_t v : phase.nodes) move.priority.emplace_back(v, order[v]);
@@ -536,14 +536,7 @@ std::vector<NodeWindows::Move> NodeWindows::SweepShifts(const std::vector<int32_
     phase.shifted = k + 1;
     phase.shifted_signature = std::move(signature);
     if (best.empty()) continue;
-    Move move{.phase = p, .before_us = span, .after_us = best_span};
-    for (uint32_t i : phase.free) {
-      if (best[i] != before[i]) move.assign.emplace_back(phase.nodes[i], best[i]);
-    }
-    if (phase.exit_free && best.back() != before.back()) {
-      move.swap_from = before.back();
-      move.swap_to = best.back();
-    }
+    Move move = PhaseMove(phase, p, span, best_span, before, best);
     // Ranks do as priorities: a node only ever waits beside nodes of its
     // own phase.
     for (size_t r = 0; r < best_order.size(); ++r) {

@@ -134,6 +134,10 @@ class NodeWindows {
   std::vector<int32_t> ShiftSignature(const Phase& phase, const std::vector<int32_t>& device,
                                       const std::vector<double>& priority) const;
   double PhaseSpan(Phase& phase, const std::vector<int32_t>& local_device);
+  // The move from the phase's devices `before` to `after` (both local, one
+  // per phase node): the free nodes that change, and the exit cut's swap.
+  static Move PhaseMove(const Phase& phase, uint32_t index, double before_us, double after_us,
+                        const std::vector<int32_t>& before, const std::vector<int32_t>& after);
 
   const costmodel::CostGraph& graph_;
   const costmodel::Cluster& cluster_;

@@ -127,6 +127,20 @@ TEST(NodeRefinementTest, SamePlanForEveryThreadCount) {
   EXPECT_LT(one->step_us, one->projected_step_us);
 }
 
+// The best simulated step over every placement of the nodes on two devices
+// (node 0 on device 0: the devices are alike), by brute force.
+double TwoDeviceOptimum(const costmodel::CostGraph& nodes, const Cluster& cluster) {
+  costmodel::Simulator simulator(nodes, cluster);
+  const uint32_t n = nodes.num_units();
+  Placement placement{.device = std::vector<int32_t>(n, 0)};
+  double optimum = simulator.Run(placement).step_time_us;
+  for (uint32_t mask = 1; mask < (1u << (n - 1)); ++mask) {
+    for (uint32_t v = 1; v < n; ++v) placement.device[v] = (mask >> (v - 1)) & 1;
+    optimum = std::min(optimum, simulator.Run(placement).step_time_us);
+  }
+  return optimum;
+}
+
 // Two Inception blocks on two devices over slow links: the windows find the
 // best plan over all 2^18 (node 0's device fixed), which single moves and
 // kicks, given the same rounds, do not.
@@ -135,13 +149,7 @@ TEST(NodeRefinementTest, WindowsReachTheOptimumThatSingleMovesMiss) {
   cluster.InitLinks(12e9, 5);
   const TwoLevels levels =
       Coarsened(bench::MakeGraph(bench::GraphFamily::kInceptionBlocks, 19, 1), cluster, 6);
-  costmodel::Simulator simulator(levels.nodes, cluster);
-  Placement all{.device = std::vector<int32_t>(levels.nodes.num_units(), 0)};
-  double optimum = simulator.Run(all).step_time_us;
-  for (uint32_t mask = 0; mask < (1u << 18); ++mask) {
-    for (uint32_t v = 1; v < 19; ++v) all.device[v] = (mask >> (v - 1)) & 1;
-    optimum = std::min(optimum, simulator.Run(all).step_time_us);
-  }
+  const double optimum = TwoDeviceOptimum(levels.nodes, cluster);
   const Placement one_device{.device =
                                  std::vector<int32_t>(levels.coarsening.graph.num_units(), 0)};
   NodeRefinementOptions with = Rounds(40), without = Rounds(40);
@@ -168,13 +176,7 @@ TEST(NodeRefinementTest, ShiftsBeatEveryAssignmentUnderOneOrder) {
   cluster.InitLinks(12e9, 5);
   const TwoLevels levels =
       Coarsened(bench::MakeGraph(bench::GraphFamily::kInceptionBlocks, 10, 1), cluster, 3);
-  costmodel::Simulator simulator(levels.nodes, cluster);
-  Placement all{.device = std::vector<int32_t>(levels.nodes.num_units(), 0)};
-  double optimum = simulator.Run(all).step_time_us;
-  for (uint32_t mask = 0; mask < (1u << 9); ++mask) {
-    for (uint32_t v = 1; v < 10; ++v) all.device[v] = (mask >> (v - 1)) & 1;
-    optimum = std::min(optimum, simulator.Run(all).step_time_us);
-  }
+  const double optimum = TwoDeviceOptimum(levels.nodes, cluster);
   const Placement one_device{.device =
                                  std::vector<int32_t>(levels.coarsening.graph.num_units(), 0)};
   NodeRefinementOptions shifts = Rounds(40), windows_only = Rounds(40);
