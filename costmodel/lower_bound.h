@@ -28,9 +28,9 @@ struct LowerBound {
   /// phase, the phase's work spread over all devices as in balanced_work_us,
   /// the busiest device's share by Note [Pigeonholes], and for a small phase
   /// its least span over every split among devices, Note [Phase partitions]
-  /// in costmodel/phase_partitions.h), plus the cut units' fastest times (with whole stages, plus
-  /// one stage run). Never below critical_path_us; above it where a phase is wider than the devices
-  /// can run at once.
+  /// in costmodel/phase_partitions.h), plus the cut units' fastest times
+  /// (with whole stages, plus one stage run). Never below critical_path_us;
+  /// above it where a phase is wider than the devices can run at once.
   double phased_latency_us = 0;
   /// One micro-batch's latency where each unit also waits for the transfers
   /// of all inputs but those made on its own device, and those run one after

@@ -133,7 +133,7 @@ class NodeRefinement {
   Individual current_, best_;
   std::optional<NodeWindows> windows_;
   uint32_t window_size_ = kFirstWindow;
-  uint32_t shift_size_ = 0;  // step 4's windows under a shifted order
+  uint32_t shift_size_ = 0;  // step 2's shifts: the windows under a shifted order
   double windows_until_s_ = std::numeric_limits<double>::infinity();  // step 2's share
   double lower_bound_us_ = 0;
   NodeRefinementResult result_;

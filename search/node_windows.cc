@@ -66,6 +66,18 @@ struct NodeWindows::Search {
   // Assignments visited, complete or not: where pruning cuts off most of
   // them, simulations alone would look at stop() too seldom.
   int64_t visits = 0;
+
+  // Looks at stop() once every kVisitsPerStopCheck visits.
+  void Visited() {
+    if (++visits % kVisitsPerStopCheck == 0 && !stopped) stopped = (*stop)();
+  }
+  // Looks at stop() once every kSimulationsPerStopCheck simulations of
+  // phases (`simulations`: all of them so far).
+  void Simulated(int64_t simulations) {
+    if (simulations < next_check) return;
+    next_check = simulations + kSimulationsPerStopCheck;
+    stopped = stopped || (*stop)();
+  }
 };
 
 namespace {
@@ -277,9 +289,7 @@ void NodeWindows::Optimise(Phase& phase, std::vector<int32_t>& local, double& sp
   std::vector<int32_t> best;
   double best_span = span * (1 - kMinGain);
   auto visit = [&](auto&& self, size_t at, size_t introduced, double path) -> void {
-    if (++search.visits % kVisitsPerStopCheck == 0 && !search.stopped) {
-      search.stopped = (*search.stop)();
-    }
+    search.Visited();
     if (search.stopped || best_span <= target || path >= best_span) return;
     if (at == window.size()) {
       const double s = PhaseSpan(phase, trial);
@@ -287,10 +297,7 @@ void NodeWindows::Optimise(Phase& phase, std::vector<int32_t>& local, double& sp
         best_span = s;
         best = trial;
       }
-      if (simulations_ >= search.next_check) {
-        search.next_check = simulations_ + kSimulationsPerStopCheck;
-        search.stopped = (*search.stop)();
-      }
+      search.Simulated(simulations_);
       return;
     }
     const uint32_t i = window[at];
@@ -520,10 +527,7 @@ std::vector<NodeWindows::Move> NodeWindows::SweepShifts(const std::vector<int32_
         std::vector<int32_t> local = before;
         double shifted_span = PhaseSpan(phase, local);
         if (k > 0) SolveWindows(phase, local, shifted_span, k, search);
-        if (simulations_ >= search.next_check) {
-          search.next_check = simulations_ + kSimulationsPerStopCheck;
-          search.stopped = search.stopped || stop();
-        }
+        search.Simulated(simulations_);
         if (search.stopped || shifted_span >= best_span) continue;
         best_span = shifted_span;
         best = std::move(local);

@@ -294,6 +294,17 @@ bool ReadsPrevious(const CostGraph& nodes, uint32_t v) {
   return false;
 }
 
+// The end of the chain that starts at `begin`: the nodes after it on its
+// device in `plan`, each reading the one before (see ReadsPrevious).
+uint32_t ChainEnd(const CostGraph& nodes, const Placement& plan, uint32_t begin) {
+  uint32_t end = begin + 1;
+  while (end < nodes.num_units() && plan.device[end] == plan.device[begin] &&
+         ReadsPrevious(nodes, end)) {
+    ++end;
+  }
+  return end;
+}
+
 // Step 7b's last candidate, branches spread: along the node order a node that
 // reads the node before it stays on that node's device; any other node (a
 // branch's start, a join) goes to the device of `devices` with the least
@@ -1073,16 +1084,11 @@ double Sgp::RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan) {
       if (over(d) > over(most_over)) most_over = d;
       if (over(d) < over(most_room)) most_room = d;
     }
-    const int64_t overflow_bytes = now.overflow_bytes;
     double fitting_us = kInfinity;
-    int64_t least_overflow = overflow_bytes;
+    int64_t least_overflow = now.overflow_bytes;
     uint32_t move_begin = 0, move_end = 0;
     for (uint32_t begin = 0, end = 0; begin < num_nodes && runs_left > 0; begin = end) {
-      end = begin + 1;
-      while (end < num_nodes && plan.device[end] == plan.device[begin] &&
-             ReadsPrevious(nodes, end)) {
-        ++end;
-      }
+      end = ChainEnd(nodes, plan, begin);
       if (plan.device[begin] != most_over || SplitsLockedUnit(options_.nodes, begin, end)) continue;
       std::fill(plan.device.begin() + begin, plan.device.begin() + end, most_room);
       ++simulations_;
@@ -1184,7 +1190,6 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
   const int budget = static_cast<int>(std::min<int64_t>(
       kMaxChainMoveSimulations,
       kChainMoveNodeRuns / (std::max<int64_t>(1, num_nodes) * options_.microbatches)));
-  auto reads_previous = [&](uint32_t v) { return ReadsPrevious(nodes, v); };
   const costmodel::SimulationOptions sim_options{.microbatches = options_.microbatches};
   runs = 0;
   if (budget < 1) return 0;
@@ -1199,14 +1204,13 @@ int Sgp::MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placem
   for (int sweep = 0; sweep < kChainMoveSweeps; ++sweep) {
     for (uint32_t begin = 0, end = 0; begin < num_nodes && simulations < budget; begin = end) {
       const int32_t from = plan.device[begin];
-      end = begin + 1;
-      while (end < num_nodes && plan.device[end] == from && reads_previous(end)) ++end;
+      end = ChainEnd(nodes, plan, begin);
       if (SplitsLockedUnit(level, begin, end)) continue;
       // The devices of the chains before and after it; a chain that starts
       // a branch (it does not read the node before it) also the least busy.
       int32_t targets[] = {begin > 0 ? plan.device[begin - 1] : from,
                            end < num_nodes ? plan.device[end] : from, from};
-      if (begin > 0 && !reads_previous(begin)) {
+      if (begin > 0 && !ReadsPrevious(nodes, begin)) {
         targets[2] = static_cast<int32_t>(std::min_element(busy_us.begin(), busy_us.end()) -
                                           busy_us.begin());
       }

@@ -2,8 +2,8 @@
 // shorten the step by exactly the phases' gains; windows as large as the
 // phases reach the optimum over every assignment of the nodes (checked by
 // brute force on small Inception-like graphs); phases mix their orders from
-// several schedules exactly, and shifted orders exactly too; devices that differ are never
-// renamed and still never make a plan worse.
+// several schedules exactly, and shifted orders exactly too; devices that
+// differ are never renamed and still never make a plan worse.
 #include "search/node_windows.h"
 
 #include <cstdint>

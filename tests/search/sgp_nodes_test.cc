@@ -77,14 +77,21 @@ Placement NodePlan(const TwoLevels& levels, const SgpResult& result) {
   return plan;
 }
 
-// SGP's plan for the nodes of `levels`, simulated with `microbatches`.
-double SgpNodeStepUs(const TwoLevels& levels, const Cluster& cluster, int microbatches) {
+// SGP run on the two levels: its strategy, and its plan for the nodes
+// simulated with `microbatches` (infinite when SGP failed).
+struct SgpNodeRun {
+  std::string strategy;
+  double step_us = std::numeric_limits<double>::infinity();
+};
+SgpNodeRun RunSgpOnNodes(const TwoLevels& levels, const Cluster& cluster, int microbatches) {
   absl::StatusOr<SgpResult> r =
       RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, microbatches));
   EXPECT_TRUE(r.ok()) << r.status();
-  if (!r.ok()) return std::numeric_limits<double>::infinity();
+  if (!r.ok()) return {};
   costmodel::Simulator simulator(levels.nodes, cluster);
-  return simulator.Run(NodePlan(levels, *r), {.microbatches = microbatches}).step_time_us;
+  return {
+      .strategy = r->strategy,
+      .step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = microbatches}).step_time_us};
 }
 
 // The best of plain interleaving: the node order cut into v·D equal chunks,
@@ -111,7 +118,7 @@ double BestPlainInterleavingUs(const CostGraph& nodes, const Cluster& cluster, i
 TEST(SgpNodesTest, BranchBesideALongChainBeatsPlainInterleaving) {
   const Cluster cluster = TestCluster(2, kGiB);
   const TwoLevels levels = Coarsened(TwoChainsThenOne(12, 24, 24), cluster, 8);
-  EXPECT_LT(SgpNodeStepUs(levels, cluster, 4),
+  EXPECT_LT(RunSgpOnNodes(levels, cluster, 4).step_us,
             0.95 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
 }
 
@@ -124,7 +131,7 @@ TEST(SgpNodesTest, BranchBesideALongChainBeatsPlainInterleaving) {
 TEST(SgpNodesTest, EarlyBranchFillsTheFill) {
   const Cluster cluster = TestCluster(4, kGiB);
   const TwoLevels levels = Coarsened(TwoChainsThenOne(40, 16, 24), cluster, 8);
-  EXPECT_LT(SgpNodeStepUs(levels, cluster, 4), 1.25 * 810);
+  EXPECT_LT(RunSgpOnNodes(levels, cluster, 4).step_us, 1.25 * 810);
 }
 
 // A stem, then fork/join blocks of 2–4 towers (Inception's shape), each
@@ -166,12 +173,9 @@ GraphSpec ForkJoinBlocks() {
 TEST(SgpNodesTest, NodeMovesShortenAForkJoinPipeline) {
   const Cluster cluster = TestCluster(4, kGiB);
   const TwoLevels levels = Coarsened(ForkJoinBlocks(), cluster, 12);
-  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 4));
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_NE(r->strategy.find("nodes moved"), std::string::npos) << r->strategy;
-  costmodel::Simulator simulator(levels.nodes, cluster);
-  const double step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = 4}).step_time_us;
-  EXPECT_LT(step_us, 1.18 * costmodel::ComputeLowerBound(levels.nodes, cluster, 4).bound_us);
+  const SgpNodeRun run = RunSgpOnNodes(levels, cluster, 4);
+  EXPECT_NE(run.strategy.find("nodes moved"), std::string::npos) << run.strategy;
+  EXPECT_LT(run.step_us, 1.18 * costmodel::ComputeLowerBound(levels.nodes, cluster, 4).bound_us);
 }
 
 // On two devices the towers of each block side by side (step 7b's spread
@@ -181,13 +185,10 @@ TEST(SgpNodesTest, NodeMovesShortenAForkJoinPipeline) {
 TEST(SgpNodesTest, TowersSideBySideBeatInterleavingOnTwoDevices) {
   const Cluster cluster = TestCluster(2, kGiB);
   const TwoLevels levels = Coarsened(ForkJoinBlocks(), cluster, 12);
-  absl::StatusOr<SgpResult> r = RunSgp(levels.coarsening.graph, cluster, WithNodes(levels, 4));
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->strategy.rfind("branches spread on nodes", 0), 0u) << r->strategy;
-  costmodel::Simulator simulator(levels.nodes, cluster);
-  const double step_us = simulator.Run(NodePlan(levels, *r), {.microbatches = 4}).step_time_us;
-  EXPECT_LT(step_us, 1.06 * costmodel::ComputeLowerBound(levels.nodes, cluster, 4).bound_us);
-  EXPECT_LT(step_us, 0.97 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
+  const SgpNodeRun run = RunSgpOnNodes(levels, cluster, 4);
+  EXPECT_EQ(run.strategy.rfind("branches spread on nodes", 0), 0u) << run.strategy;
+  EXPECT_LT(run.step_us, 1.06 * costmodel::ComputeLowerBound(levels.nodes, cluster, 4).bound_us);
+  EXPECT_LT(run.step_us, 0.97 * BestPlainInterleavingUs(levels.nodes, cluster, 4));
 }
 
 // One micro-batch has no pipeline to fill: no interleaving, no node moves.
