@@ -14,7 +14,10 @@
 // the order on device i mod D, on the units and on the nodes), which shrink
 // the pipeline's fill and drain, then moves whole chains of nodes to a
 // neighbour's device so that branches overlap, and single nodes or pairs to a
-// device they exchange a tensor with; the simulator judges them.
+// device they exchange a tensor with; the simulator judges them. Where no
+// such move helps, a fixed number of rounds of node_refinement.h's iterated
+// local search go on from the best node plan (seeded: bounded work, and the
+// same plan on every machine).
 // The steps are numbered in sgp.cc.
 //
 // Guarantees: the result never exceeds a device's memory in the simulator
@@ -58,7 +61,8 @@ struct SgpResult {
   /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
   /// step 7; strategy "earliest task first on nodes", "favourite-child ETF on
   /// nodes" or "interleaved segments of nodes", perhaps with ", boundaries
-  /// moved on nodes", ", chains moved on nodes" and ", nodes moved"); empty
+  /// moved on nodes", ", chains moved on nodes", ", nodes moved" and
+  /// ", refined on nodes"); empty
   /// otherwise, and then each node goes where its unit went.
   costmodel::Placement node_placement;
 };
