@@ -328,11 +328,15 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
   }
   // Without cuts the spread of the one phase is phased_latency_us's.
   bound.transfer_latency_us = bound.phased_latency_us;
+  const int repeats = std::max(1, microbatches) - 1;
   for (uint32_t u = 0; u < n; ++u) {
     bound.transfer_latency_us = std::max(bound.transfer_latency_us, start[u] + tail[u]);
+    bound.pipelined_unit_us =
+        std::max(bound.pipelined_unit_us, start[u] + tail[u] + repeats * fastest[u]);
   }
-  bound.bound_us = std::max({bound.critical_path_us, bound.balanced_work_us,
-                             bound.phased_latency_us, bound.transfer_latency_us});
+  bound.bound_us =
+      std::max({bound.critical_path_us, bound.balanced_work_us, bound.phased_latency_us,
+                bound.transfer_latency_us, bound.pipelined_unit_us});
   return bound;
 }
 

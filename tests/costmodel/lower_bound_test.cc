@@ -38,7 +38,11 @@ TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {
   EXPECT_DOUBLE_EQ(four.critical_path_us, 80);
   EXPECT_DOUBLE_EQ(four.balanced_work_us, 160);
   EXPECT_DOUBLE_EQ(four.phased_latency_us, 80);
-  EXPECT_DOUBLE_EQ(four.bound_us, 160);
+  EXPECT_DOUBLE_EQ(one.pipelined_unit_us, 80);
+  // The 50 µs unit runs four times on one device, from 30 µs at the
+  // earliest: 30 + 4 × 50 (what one device running both units takes too).
+  EXPECT_DOUBLE_EQ(four.pipelined_unit_us, 230);
+  EXPECT_DOUBLE_EQ(four.bound_us, 230);
 }
 
 // Three diamonds in a row: a 1 µs join, four branches of 10, 10, 5 and 5 µs,
@@ -230,7 +234,7 @@ CostGraph RandomGraph(std::mt19937& rng, uint32_t n, int kinds) {
 }
 
 TEST(LowerBoundPropertyTest, NeverAboveASimulatedStep) {
-  int above_old = 0, transfers_above = 0, split_above = 0;
+  int above_old = 0, transfers_above = 0, split_above = 0, pipelined_above = 0;
   for (uint32_t seed = 0; seed < 600; ++seed) {
     std::mt19937 rng(seed);
     const int kinds = 1 + static_cast<int>(seed % 2);
@@ -272,13 +276,17 @@ TEST(LowerBoundPropertyTest, NeverAboveASimulatedStep) {
       if (bound.phased_latency_us > old_us * (1 + 1e-9)) ++above_old;
       if (bound.transfer_latency_us > std::max(old_us, bound.phased_latency_us) * (1 + 1e-9))
         ++transfers_above;
+      if (bound.pipelined_unit_us > std::max(old_us, bound.transfer_latency_us) * (1 + 1e-9)) {
+        ++pipelined_above;
+      }
     }
   }
-  // The phases, the transfers and the split search each tighten the bound
-  // on some of these graphs.
+  // The phases, the transfers, the split search and the pipelined unit each
+  // tighten the bound on some of these graphs.
   EXPECT_GT(above_old, 200);
   EXPECT_GT(transfers_above, 300);
   EXPECT_GT(split_above, 80);
+  EXPECT_GT(pipelined_above, 500);
 }
 
 }  // namespace
