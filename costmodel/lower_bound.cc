@@ -331,8 +331,12 @@ LowerBound ComputeLowerBound(const CostGraph& graph, const Cluster& cluster, int
   const int repeats = std::max(1, microbatches) - 1;
   for (uint32_t u = 0; u < n; ++u) {
     bound.transfer_latency_us = std::max(bound.transfer_latency_us, start[u] + tail[u]);
+    // Whole stages copy a Constant into every stage that reads it: its
+    // readers elsewhere never wait for its runs, which still take its device.
+    const bool copied = cluster.execution.whole_stages && graph.op(u) == "Constant";
+    const double after_us = copied ? 0 : tail[u] - fastest[u];
     bound.pipelined_unit_us =
-        std::max(bound.pipelined_unit_us, start[u] + tail[u] + repeats * fastest[u]);
+        std::max(bound.pipelined_unit_us, start[u] + (repeats + 1) * fastest[u] + after_us);
   }
   bound.bound_us =
       std::max({bound.critical_path_us, bound.balanced_work_us, bound.phased_latency_us,

@@ -41,11 +41,11 @@ struct LowerBound {
   /// instance after another: the last of them ends no sooner than the unit's
   /// earliest start (as in transfer_latency_us) plus M times its fastest
   /// time, and its micro-batch still needs the least time from the unit's
-  /// end to the end of the graph. The largest over units. The unit with the
-  /// most time (Inception-v3's Conv2d_4a, 135 µs of a 1,281 µs critical path)
-  /// paces a pipeline: with 4 micro-batches on 8 A100s it lifts the bound
-  /// from 1,295 to 1,700 µs. Equals transfer_latency_us with one
-  /// micro-batch.
+  /// end to the end of the graph (with whole stages not for a Constant: no
+  /// other stage waits for it). The largest over units. A long unit on the
+  /// critical path paces a pipeline: Inception-v3's Conv2d_4a (135 µs) on 8
+  /// A100s with 4 micro-batches lifts the bound from 1,295 to 1,700 µs. Never
+  /// above transfer_latency_us with one micro-batch.
   double pipelined_unit_us = 0;
   /// The largest of the above.
   double bound_us = 0;

@@ -88,7 +88,7 @@
 // first list schedule is not near the bound, and the post-pass's few
 // simulations; with micro-batches, up to 30 simulations for step 4c, 121 for
 // 7b and 60 for its repair, 40 for 7c, 250 for 7d and 7e together and
-// 1,000,000 node instances for 7f, fewer on large graphs
+// about 1,000,000 node instances for 7f, fewer on large graphs
 // (kInterleavedUnitRuns, kMoveNodeRuns, kRefineNodeRuns).
 #include "search/sgp.h"
 
@@ -182,9 +182,11 @@ constexpr int kMaxNodeRepairSimulations = 60;
 constexpr uint32_t kNodeMoveBlockSizes[] = {2, 1};
 constexpr int kMaxNodeMoveSimulations = 250;
 /// Step 7f: node_refinement.h's rounds of kRefineMovesPerRound moves each,
-/// as many as kRefineNodeRuns node instances allow (runs × nodes × M; none
-/// above 15,600 nodes with 4 micro-batches): 55–135 ms on the exported models
-/// with 4 micro-batches (Inception-v3's 233 nodes: 67 rounds).
+/// as many as kRefineNodeRuns node instances allow (rounds × moves × nodes ×
+/// M; a round may add one run of its improving moves together, so about
+/// that many; none above 15,625 nodes with 4 micro-batches). Inception-v3's
+/// 233 nodes: 67 rounds; about 80 ms of SGP's 55–135 ms on the exported
+/// models with 4 micro-batches.
 constexpr int kRefineMovesPerRound = 16;
 constexpr int64_t kRefineNodeRuns = 1000000;
 
@@ -427,8 +429,8 @@ class Sgp {
   bool FitsMemory(const Candidate& candidate);
   int PostPass(Placement& plan);
   void BelowUnits(SgpResult& result);
-  void SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
-  void RefineNodePlan(costmodel::Simulator& simulator, double bound_us, SgpResult& result);
+  double SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result);
+  void RefineNodePlan(double start_us, double bound_us, SgpResult& result);
   double RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan);
   int MoveNodeChains(costmodel::Simulator& simulator, double& best_us, Placement& plan, int& runs);
   int MoveNodeBlocks(costmodel::Simulator& simulator, double& best_us, Placement& plan, int budget);
@@ -1066,8 +1068,8 @@ void Sgp::BelowUnits(SgpResult& result) {
       result.strategy = "branches spread on nodes";
     }
   }
-  SweepNodeBoundaries(simulator, best_us, result);
-  RefineNodePlan(simulator, bound_us, result);
+  best_us = SweepNodeBoundaries(simulator, best_us, result);
+  RefineNodePlan(best_us, bound_us, result);
 }
 
 // Step 7b's memory repair of a node plan over memory: each chain (see
@@ -1130,13 +1132,15 @@ double Sgp::RepairNodeMemory(costmodel::Simulator& simulator, Placement& plan) {
 // order over the best node plan's boundaries (where the device changes): the
 // left run's last quarter moves right, else the right run's first quarter
 // moves left; a move stays when the simulated step shrinks and memory fits.
-// At most kMaxBoundarySweepSimulations runs, and InterleavedRuns.
-void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, SgpResult& result) {
+// At most kMaxBoundarySweepSimulations runs, and InterleavedRuns. Then steps
+// 7d and 7e. Returns the simulated step of the node plan it leaves.
+double Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us,
+                                SgpResult& result) {
   const NodeLevel& level = options_.nodes;
   const uint32_t num_nodes = level.graph->num_units();
   const int budget =
       static_cast<int>(std::min<int64_t>(kMaxBoundarySweepSimulations, InterleavedRuns(num_nodes)));
-  if (options_.microbatches <= 1 || budget < 1) return;
+  if (options_.microbatches <= 1 || budget < 1) return best_us;
   Placement plan = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
                                                         : result.node_placement;
   std::vector<uint32_t> boundaries;
@@ -1171,12 +1175,13 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
       MoveNodeBlocks(simulator, best_us, plan,
                      static_cast<int>(std::min<int64_t>(kMaxNodeMoveSimulations,
                                                         kMoveNodeRuns / instances - chain_runs)));
-  if (kept + chains_moved + blocks_moved == 0) return;
+  if (kept + chains_moved + blocks_moved == 0) return best_us;
   result.devices_used = DevicesUsed(plan.device, num_devices_);
   result.node_placement = std::move(plan);
   if (kept > 0) result.strategy += ", boundaries moved on nodes";
   if (chains_moved > 0) result.strategy += ", chains moved on nodes";
   if (blocks_moved > 0) result.strategy += ", nodes moved";
+  return best_us;
 }
 
 // Step 7f, with micro-batches: the sweeps of 7c–7e end where single moves
@@ -1188,12 +1193,13 @@ void Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us, S
 // moves perturb the best plan, the levels descend again) go on from the
 // best node plan for a fixed number of rounds (kRefineNodeRuns): bounded,
 // seeded work, the same plan on every machine and thread count. The best
-// plan ever simulated is kept, never a worse one.
-void Sgp::RefineNodePlan(costmodel::Simulator& simulator, double bound_us, SgpResult& result) {
+// plan ever simulated is kept, never a worse one: `start_us` is the step of
+// the plan it starts from (infinity: over memory, nothing to refine).
+void Sgp::RefineNodePlan(double start_us, double bound_us, SgpResult& result) {
   NodeLevel level = options_.nodes;
   const int64_t instances = static_cast<int64_t>(level.graph->num_units()) * options_.microbatches;
   const int64_t rounds = kRefineNodeRuns / (kRefineMovesPerRound * std::max<int64_t>(1, instances));
-  if (options_.microbatches <= 1 || rounds < 1) return;
+  if (options_.microbatches <= 1 || rounds < 1 || start_us == kInfinity) return;
   if (!level.lower_bound_us) level.lower_bound_us = bound_us;
   NodeRefinementOptions refine{.seed = options_.seed,
                                .threads = options_.threads,
@@ -1204,11 +1210,6 @@ void Sgp::RefineNodePlan(costmodel::Simulator& simulator, double bound_us, SgpRe
                                .list_schedulers = {}};
   Placement start = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
                                                          : result.node_placement;
-  ++simulations_;
-  const costmodel::SimulationResult& before =
-      simulator.Run(start, {.microbatches = options_.microbatches});
-  if (before.memory_overflow) return;
-  const double start_us = before.step_time_us;
   refine.node_starts.emplace_back("sgp", std::move(start));
   absl::StatusOr<NodeRefinementResult> refined = RefineOnNodes(level, cluster_, {}, refine);
   if (!refined.ok()) return;

@@ -1,5 +1,6 @@
 // SGP (Swift Graph Partition): a placement in milliseconds, without profiling
-// and without iterating. SGP partitions the
+// and without an open-ended search (every iteration below has a fixed
+// budget). SGP partitions the
 // topological order into load-balanced, memory-feasible contiguous segments
 // — one per device, or fewer when fewer are faster: a chain that fits one
 // device stays on it — moves the segment boundaries to cheap cuts, and on
@@ -26,7 +27,8 @@
 // shared memory repair); a model that fits no split of the cluster fails with
 // InfeasibleError's ResourceExhausted. The post-pass only keeps shifts that
 // shorten the simulated step.
-// Deterministic: no randomness, stable tie-breaks, no dependence on threads.
+// Deterministic: stable tie-breaks, no dependence on threads or the clock; the
+// refinement on the nodes draws its random moves from SearchOptions::seed.
 #ifndef AUTOPAR_SEARCH_SGP_H_
 #define AUTOPAR_SEARCH_SGP_H_
 
@@ -53,17 +55,18 @@ struct SgpResult {
   int devices_used = 0;
   /// SGP's own estimate of the step time, µs (not the simulator's).
   double estimated_step_us = 0;
-  /// Simulator runs spent checking memory and in the post-pass.
+  /// Simulator runs: memory checks, the post-pass and the steps on the nodes.
   int simulations = 0;
   /// Boundary shifts the post-pass kept (sgp.cc, step 6).
   int post_pass_moves = 0;
-  /// A device and priority per node of SearchOptions::nodes when a schedule
-  /// of the nodes beat the unit plan in the node-level simulation (sgp.cc,
+  /// A device and priority per node of SearchOptions::nodes when a plan of
+  /// the nodes beat the unit plan in the node-level simulation (sgp.cc,
   /// step 7; strategy "earliest task first on nodes", "favourite-child ETF on
-  /// nodes" or "interleaved segments of nodes", perhaps with ", boundaries
-  /// moved on nodes", ", chains moved on nodes", ", nodes moved" and
-  /// ", refined on nodes"); empty
-  /// otherwise, and then each node goes where its unit went.
+  /// nodes", "interleaved segments of nodes" or "branches spread on nodes",
+  /// perhaps with ", boundaries moved on nodes", ", chains moved on nodes",
+  /// ", nodes moved" and ", refined on nodes"; or the unit plan's strategy
+  /// with only ", refined on nodes"); empty otherwise, and then each node
+  /// goes where its unit went.
   costmodel::Placement node_placement;
 };
 

@@ -130,6 +130,8 @@ class Tga {
 
  private:
   double ElapsedS() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  absl::StatusOr<Placement> SeedPlacement(const std::string& name,
+                                          const SearchOptions& seed_options);
   void Seed();
   void InitialPopulations();
   Genome RandomGenome(int turn);
@@ -166,6 +168,9 @@ class Tga {
     Genome genome;
   };
   std::vector<SeedPlan> seeds_;  // step 2
+  // Step 2's SGP run, given the nodes, also plans them: step 10 starts from
+  // that node plan rather than running SGP again.
+  std::optional<Placement> sgp_nodes_;
   // Step 4: SegmentEnds per distinct device capacity, and per device.
   std::deque<std::pair<int64_t, std::vector<uint32_t>>> ends_by_capacity_;
   std::vector<const std::vector<uint32_t>*> ends_;
@@ -207,6 +212,20 @@ const Individual& Tournament(const std::vector<Individual>& population, int coun
   return population[best];
 }
 
+// Step 2: `name`'s unit plan. SGP given the nodes plans them too (its step
+// 7); that node plan is kept for step 10.
+absl::StatusOr<Placement> Tga::SeedPlacement(const std::string& name,
+                                             const SearchOptions& seed_options) {
+  if (name != "sgp" || options_.nodes.graph == nullptr) {
+    return Place(name, graph_, cluster_, seed_options);
+  }
+  absl::StatusOr<SearchResult> sgp = PlaceDetailed(name, graph_, cluster_, seed_options);
+  if (!sgp.ok()) return sgp.status();
+  sgp_nodes_ = sgp->nodes.device.empty() ? ProjectToNodes(options_.nodes, sgp->units)
+                                         : std::move(sgp->nodes);
+  return std::move(sgp->units);
+}
+
 // Step 2 and step 3.
 void Tga::Seed() {
   schedules_.push_back({});  // the simulator's default
@@ -219,7 +238,7 @@ void Tga::Seed() {
   seed_options.on_progress = nullptr;
   for (const std::string& name : names) {
     if (name == "tga") continue;
-    absl::StatusOr<Placement> plan = Place(name, graph_, cluster_, seed_options);
+    absl::StatusOr<Placement> plan = SeedPlacement(name, seed_options);
     if (!plan.ok() || !costmodel::CheckPlacement(graph_, cluster_, *plan).ok()) continue;
     Genome genome{.device = std::move(plan->device), .schedule = 0};
     if (!plan->priority.empty()) {
@@ -517,16 +536,19 @@ absl::Status Tga::RefineBelowUnits() {
   refinement.max_rounds = tga_.max_generations;
   refinement.elapsed_s = [this] { return ElapsedS(); };
   // SGP's plan on the nodes as one more start: with pipelined micro-batches
-  // its interleaved stages can beat every unit plan TGA evolved. It costs
-  // milliseconds; without a plan of its own (nothing fits) TGA goes on.
-  SearchOptions sgp_options{
-      .seed = options_.seed, .microbatches = options_.microbatches, .nodes = options_.nodes};
-  if (absl::StatusOr<SearchResult> sgp = PlaceDetailed("sgp", graph_, cluster_, sgp_options);
-      sgp.ok()) {
-    refinement.node_starts.emplace_back("sgp", sgp->nodes.device.empty()
-                                                   ? ProjectToNodes(options_.nodes, sgp->units)
-                                                   : std::move(sgp->nodes));
+  // its interleaved stages can beat every unit plan TGA evolved. Step 2 made
+  // it, unless SGP was not among the seeds; without a plan of its own
+  // (nothing fits) TGA goes on.
+  if (!sgp_nodes_) {
+    SearchOptions sgp_options{
+        .seed = options_.seed, .microbatches = options_.microbatches, .nodes = options_.nodes};
+    if (absl::StatusOr<SearchResult> sgp = PlaceDetailed("sgp", graph_, cluster_, sgp_options);
+        sgp.ok()) {
+      sgp_nodes_ = sgp->nodes.device.empty() ? ProjectToNodes(options_.nodes, sgp->units)
+                                             : std::move(sgp->nodes);
+    }
   }
+  if (sgp_nodes_) refinement.node_starts.emplace_back("sgp", *std::move(sgp_nodes_));
   absl::StatusOr<NodeRefinementResult> refined =
       RefineOnNodes(options_.nodes, cluster_, unit_plans, refinement);
   if (!refined.ok()) return refined.status();

@@ -40,9 +40,11 @@ TEST(LowerBoundTest, MicrobatchesMultiplyTheWorkButNotTheCriticalPath) {
   EXPECT_DOUBLE_EQ(four.phased_latency_us, 80);
   EXPECT_DOUBLE_EQ(one.pipelined_unit_us, 80);
   // The 50 µs unit runs four times on one device, from 30 µs at the
-  // earliest: 30 + 4 × 50 (what one device running both units takes too).
+  // earliest: 30 + 4 × 50. A unit per device takes only the transfer more.
   EXPECT_DOUBLE_EQ(four.pipelined_unit_us, 230);
   EXPECT_DOUBLE_EQ(four.bound_us, 230);
+  Simulator simulator(g, c);
+  EXPECT_DOUBLE_EQ(simulator.Run({.device = {0, 1}}, {.microbatches = 4}).step_time_us, 231);
 }
 
 // Three diamonds in a row: a 1 µs join, four branches of 10, 10, 5 and 5 µs,
@@ -211,6 +213,23 @@ TEST(LowerBoundTest, WholeStagesCopyConstantsFree) {
   EXPECT_DOUBLE_EQ(ComputeLowerBound(g, c).transfer_latency_us, 100);
   c.execution = {.whole_stages = true};
   EXPECT_DOUBLE_EQ(ComputeLowerBound(g, c).transfer_latency_us, 50);
+}
+
+// With whole stages a Constant's M runs still take its device, but a reader
+// in another stage has its own copy and never waits for them: the Constant
+// counts M times its time and nothing after it.
+TEST(LowerBoundTest, WholeStagesPipelineAConstantWithoutItsReaders) {
+  CostGraph::Builder b(1);
+  b.AddUnit({.name = "c", .op = "Constant", .compute_us = {40}});
+  b.AddUnit({.name = "u", .op = "Op", .compute_us = {10}});
+  b.AddUse(b.AddTensor({.name = "t", .producer = 0, .bytes = 1000}), 1);
+  CostGraph g = *std::move(b).Build();
+  Cluster c = TestCluster(2);
+  c.execution = {.whole_stages = true};
+  const LowerBound bound = ComputeLowerBound(g, c, 4);
+  EXPECT_DOUBLE_EQ(bound.pipelined_unit_us, 160);
+  Simulator simulator(g, c);
+  EXPECT_DOUBLE_EQ(simulator.Run({.device = {0, 1}}, {.microbatches = 4}).step_time_us, 160);
 }
 
 // Random DAGs with late sources and side outputs: each unit reads up to
