@@ -523,6 +523,10 @@ Placement ProjectToNodes(const NodeLevel& nodes, const Placement& units) {
   return projected;
 }
 
+Placement NodePlanOf(const NodeLevel& level, const Placement& units, Placement nodes) {
+  return nodes.device.empty() ? ProjectToNodes(level, units) : nodes;
+}
+
 absl::StatusOr<NodeRefinementResult> RefineOnNodes(const NodeLevel& nodes, const Cluster& cluster,
                                                    const std::vector<Placement>& unit_plans,
                                                    const NodeRefinementOptions& options) {

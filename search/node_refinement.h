@@ -84,6 +84,11 @@ struct NodeRefinementResult {
 /// empty): a unit plan as a node plan.
 costmodel::Placement ProjectToNodes(const NodeLevel& nodes, const costmodel::Placement& units);
 
+/// The node plan a search's result stands for: `nodes` when the search
+/// planned the nodes itself (not empty), else `units` projected.
+costmodel::Placement NodePlanOf(const NodeLevel& level, const costmodel::Placement& units,
+                                costmodel::Placement nodes);
+
 /// Refines the best of `unit_plans` (projected; the first is the search's
 /// best) and of the node-level list schedules. Never worse, in the node-level
 /// simulation, than any start (feasible beats infeasible, then step time).

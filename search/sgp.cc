@@ -1141,8 +1141,7 @@ double Sgp::SweepNodeBoundaries(costmodel::Simulator& simulator, double best_us,
   const int budget =
       static_cast<int>(std::min<int64_t>(kMaxBoundarySweepSimulations, InterleavedRuns(num_nodes)));
   if (options_.microbatches <= 1 || budget < 1) return best_us;
-  Placement plan = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
-                                                        : result.node_placement;
+  Placement plan = NodePlanOf(level, result.placement, result.node_placement);
   std::vector<uint32_t> boundaries;
   for (uint32_t v = 1; v < num_nodes; ++v) {
     if (plan.device[v] != plan.device[v - 1]) boundaries.push_back(v);
@@ -1208,9 +1207,8 @@ void Sgp::RefineNodePlan(double start_us, double bound_us, SgpResult& result) {
                                .max_rounds = rounds,
                                .moves_per_round = kRefineMovesPerRound,
                                .list_schedulers = {}};
-  Placement start = result.node_placement.device.empty() ? ProjectToNodes(level, result.placement)
-                                                         : result.node_placement;
-  refine.node_starts.emplace_back("sgp", std::move(start));
+  refine.node_starts.emplace_back("sgp",
+                                  NodePlanOf(level, result.placement, result.node_placement));
   absl::StatusOr<NodeRefinementResult> refined = RefineOnNodes(level, cluster_, {}, refine);
   if (!refined.ok()) return;
   simulations_ += static_cast<int>(refined->evaluations);

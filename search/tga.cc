@@ -130,8 +130,7 @@ class Tga {
 
  private:
   double ElapsedS() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  absl::StatusOr<Placement> SeedPlacement(const std::string& name,
-                                          const SearchOptions& seed_options);
+  absl::StatusOr<Placement> PlaceSgp(const SearchOptions& sgp_options);
   void Seed();
   void InitialPopulations();
   Genome RandomGenome(int turn);
@@ -212,17 +211,14 @@ const Individual& Tournament(const std::vector<Individual>& population, int coun
   return population[best];
 }
 
-// Step 2: `name`'s unit plan. SGP given the nodes plans them too (its step
-// 7); that node plan is kept for step 10.
-absl::StatusOr<Placement> Tga::SeedPlacement(const std::string& name,
-                                             const SearchOptions& seed_options) {
-  if (name != "sgp" || options_.nodes.graph == nullptr) {
-    return Place(name, graph_, cluster_, seed_options);
-  }
-  absl::StatusOr<SearchResult> sgp = PlaceDetailed(name, graph_, cluster_, seed_options);
+// SGP's unit plan. Given the nodes, SGP plans them too (its step 7): that
+// node plan is kept for step 10.
+absl::StatusOr<Placement> Tga::PlaceSgp(const SearchOptions& sgp_options) {
+  absl::StatusOr<SearchResult> sgp = PlaceDetailed("sgp", graph_, cluster_, sgp_options);
   if (!sgp.ok()) return sgp.status();
-  sgp_nodes_ = sgp->nodes.device.empty() ? ProjectToNodes(options_.nodes, sgp->units)
-                                         : std::move(sgp->nodes);
+  if (options_.nodes.graph != nullptr) {
+    sgp_nodes_ = NodePlanOf(options_.nodes, sgp->units, std::move(sgp->nodes));
+  }
   return std::move(sgp->units);
 }
 
@@ -238,7 +234,8 @@ void Tga::Seed() {
   seed_options.on_progress = nullptr;
   for (const std::string& name : names) {
     if (name == "tga") continue;
-    absl::StatusOr<Placement> plan = SeedPlacement(name, seed_options);
+    absl::StatusOr<Placement> plan =
+        name == "sgp" ? PlaceSgp(seed_options) : Place(name, graph_, cluster_, seed_options);
     if (!plan.ok() || !costmodel::CheckPlacement(graph_, cluster_, *plan).ok()) continue;
     Genome genome{.device = std::move(plan->device), .schedule = 0};
     if (!plan->priority.empty()) {
@@ -540,13 +537,10 @@ absl::Status Tga::RefineBelowUnits() {
   // it, unless SGP was not among the seeds; without a plan of its own
   // (nothing fits) TGA goes on.
   if (!sgp_nodes_) {
-    SearchOptions sgp_options{
-        .seed = options_.seed, .microbatches = options_.microbatches, .nodes = options_.nodes};
-    if (absl::StatusOr<SearchResult> sgp = PlaceDetailed("sgp", graph_, cluster_, sgp_options);
-        sgp.ok()) {
-      sgp_nodes_ = sgp->nodes.device.empty() ? ProjectToNodes(options_.nodes, sgp->units)
-                                             : std::move(sgp->nodes);
-    }
+    PlaceSgp(
+        {.seed = options_.seed, .microbatches = options_.microbatches, .nodes = options_.nodes})
+        .status()
+        .IgnoreError();
   }
   if (sgp_nodes_) refinement.node_starts.emplace_back("sgp", *std::move(sgp_nodes_));
   absl::StatusOr<NodeRefinementResult> refined =

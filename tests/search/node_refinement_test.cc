@@ -141,26 +141,38 @@ double TwoDeviceOptimum(const costmodel::CostGraph& nodes, const Cluster& cluste
   return optimum;
 }
 
+// Two devices over 12 GB/s links: a transfer costs about as much as a node,
+// so where each node goes and in what order matter.
+Cluster TwoDevicesOverSlowLinks() {
+  Cluster cluster = TestCluster(2, kGiB);
+  cluster.InitLinks(12e9, 5);
+  return cluster;
+}
+
+// The refinement from every unit on device 0 and no list schedule as a start:
+// what it reaches, it found itself.
+absl::StatusOr<NodeRefinementResult> RefineFromOneDevice(const TwoLevels& levels,
+                                                         const Cluster& cluster,
+                                                         NodeRefinementOptions options) {
+  options.list_schedulers.clear();
+  const Placement one_device{.device =
+                                 std::vector<int32_t>(levels.coarsening.graph.num_units(), 0)};
+  return RefineOnNodes(levels.Level(), cluster, {one_device}, options);
+}
+
 // Two Inception blocks on two devices over slow links: the windows find the
 // best plan over all 2^18 (node 0's device fixed), which single moves and
 // kicks, given the same rounds, do not.
 TEST(NodeRefinementTest, WindowsReachTheOptimumThatSingleMovesMiss) {
-  Cluster cluster = TestCluster(2, kGiB);
-  cluster.InitLinks(12e9, 5);
+  const Cluster cluster = TwoDevicesOverSlowLinks();
   const TwoLevels levels =
       Coarsened(bench::MakeGraph(bench::GraphFamily::kInceptionBlocks, 19, 1), cluster, 6);
   const double optimum = TwoDeviceOptimum(levels.nodes, cluster);
-  const Placement one_device{.device =
-                                 std::vector<int32_t>(levels.coarsening.graph.num_units(), 0)};
   NodeRefinementOptions with = Rounds(40), without = Rounds(40);
-  with.list_schedulers.clear();
   with.shifts = false;  // they leave the default order: ShiftsBeatEveryAssignmentUnderOneOrder
-  without.list_schedulers.clear();
   without.windows = false;
-  absl::StatusOr<NodeRefinementResult> windows =
-      RefineOnNodes(levels.Level(), cluster, {one_device}, with);
-  absl::StatusOr<NodeRefinementResult> levels_only =
-      RefineOnNodes(levels.Level(), cluster, {one_device}, without);
+  absl::StatusOr<NodeRefinementResult> windows = RefineFromOneDevice(levels, cluster, with);
+  absl::StatusOr<NodeRefinementResult> levels_only = RefineFromOneDevice(levels, cluster, without);
   ASSERT_TRUE(windows.ok() && levels_only.ok());
   EXPECT_NEAR(windows->step_us, optimum, 1e-9);
   EXPECT_GT(levels_only->step_us, optimum * 1.01);
@@ -172,21 +184,15 @@ TEST(NodeRefinementTest, WindowsReachTheOptimumThatSingleMovesMiss) {
 // output is ready to cross first decides which transfer waits for the link
 // behind the other. The shifts find such an order.
 TEST(NodeRefinementTest, ShiftsBeatEveryAssignmentUnderOneOrder) {
-  Cluster cluster = TestCluster(2, kGiB);
-  cluster.InitLinks(12e9, 5);
+  const Cluster cluster = TwoDevicesOverSlowLinks();
   const TwoLevels levels =
       Coarsened(bench::MakeGraph(bench::GraphFamily::kInceptionBlocks, 10, 1), cluster, 3);
   const double optimum = TwoDeviceOptimum(levels.nodes, cluster);
-  const Placement one_device{.device =
-                                 std::vector<int32_t>(levels.coarsening.graph.num_units(), 0)};
-  NodeRefinementOptions shifts = Rounds(40), windows_only = Rounds(40);
-  shifts.list_schedulers.clear();
-  windows_only.list_schedulers.clear();
+  NodeRefinementOptions windows_only = Rounds(40);
   windows_only.shifts = false;
-  absl::StatusOr<NodeRefinementResult> shifted =
-      RefineOnNodes(levels.Level(), cluster, {one_device}, shifts);
+  absl::StatusOr<NodeRefinementResult> shifted = RefineFromOneDevice(levels, cluster, Rounds(40));
   absl::StatusOr<NodeRefinementResult> unshifted =
-      RefineOnNodes(levels.Level(), cluster, {one_device}, windows_only);
+      RefineFromOneDevice(levels, cluster, windows_only);
   ASSERT_TRUE(shifted.ok() && unshifted.ok());
   EXPECT_NEAR(unshifted->step_us, optimum, 1e-9);
   EXPECT_LT(shifted->step_us, optimum * (1 - 1e-3));
