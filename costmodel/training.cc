@@ -15,7 +15,7 @@ namespace {
 using K = ir::OpKind;
 
 constexpr std::array<std::string_view, 2> kStepModeNames = {"inference", "training"};
-constexpr std::array<std::string_view, 3> kOptimizerNames = {"sgd", "momentum", "adam"};
+constexpr std::array<std::string_view, 4> kOptimizerNames = {"sgd", "momentum", "adam", "adamw"};
 
 bool IsFloating(ir::DType dtype) {
   switch (dtype) {
@@ -226,7 +226,9 @@ int64_t Scale(int64_t value, double factor) {
 
 // Optimizer state and master copy per element (Note [Parameter state]).
 int64_t StateBytesPerElement(ir::DType dtype, Optimizer optimizer) {
-  int64_t moments = optimizer == Optimizer::kAdam ? 2 : optimizer == Optimizer::kMomentum ? 1 : 0;
+  int64_t moments = optimizer == Optimizer::kAdam || optimizer == Optimizer::kAdamW ? 2
+                    : optimizer == Optimizer::kMomentum                             ? 1
+                                                                                    : 0;
   int64_t master = ir::DTypeSizeBytes(dtype) < 4 ? 1 : 0;
   return 4 * (moments + master);
 }
@@ -240,6 +242,8 @@ int64_t UpdateFlopsPerElement(Optimizer optimizer) {
       return 4;
     case Optimizer::kAdam:  // m: 3, v: 4, p -= lr·m / (√v + ε): √, +, ÷, ·, −
       return 3 + 4 + w::kSqrt + 1 + w::kDivide + 2;
+    case Optimizer::kAdamW:  // Adam's, plus the decoupled decay p -= lr·λ·p
+      return 3 + 4 + w::kSqrt + 1 + w::kDivide + 2 + 2;
   }
   return 0;
 }

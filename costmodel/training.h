@@ -53,7 +53,7 @@
 // Note [Parameter state]: a trainable parameter of P bytes and E elements
 // holds, for the whole step, the weight (P), its gradient (P, same dtype) and
 // the optimizer's state (Rajbhandari et al., "ZeRO", SC 2020, §3.1): SGD none,
-// momentum one fp32 buffer (4E), Adam two fp32 moments (8E); a parameter
+// momentum one fp32 buffer (4E), Adam and AdamW two fp32 moments (8E); a parameter
 // narrower than fp32 (fp16/bf16: mixed precision) also keeps an fp32 master
 // copy (4E) — Adam on fp32 weights is 4P in all, on fp16 weights 8P. The
 // update runs once per step per parameter, charged to its first reader, as
@@ -84,12 +84,12 @@ enum class StepMode : uint8_t {
 };
 
 /// The optimizer a training step updates its parameters with.
-enum class Optimizer : uint8_t { kSgd, kMomentum, kAdam };
+enum class Optimizer : uint8_t { kSgd, kMomentum, kAdam, kAdamW };
 
 /// "inference", "training".
 std::string_view StepModeName(StepMode mode);
 std::optional<StepMode> StepModeFromName(std::string_view name);
-/// "sgd", "momentum", "adam".
+/// "sgd", "momentum", "adam", "adamw".
 std::string_view OptimizerName(Optimizer optimizer);
 std::optional<Optimizer> OptimizerFromName(std::string_view name);
 

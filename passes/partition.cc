@@ -393,6 +393,11 @@ std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
   return node_device;
 }
 
+const DeviceModel& DeviceModelOrUnused(const Deployment& deployment, int d) {
+  static const DeviceModel* const kUnused = new DeviceModel{.unused = true};
+  return d < static_cast<int>(deployment.devices.size()) ? deployment.devices[d] : *kUnused;
+}
+
 int CountUsedDevices(const Deployment& deployment) {
   return static_cast<int>(std::count_if(deployment.devices.begin(), deployment.devices.end(),
                                         [](const DeviceModel& d) { return !d.unused; }));

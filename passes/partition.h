@@ -158,6 +158,10 @@ std::vector<int32_t> ColocateNonTensorValues(const ir::Graph& graph,
 /// Devices the placement uses (DeviceModel::unused is false).
 int CountUsedDevices(const Deployment& deployment);
 
+/// Device d's model, or an unused one when the deployment has none for d (a
+/// training step's deployment is empty: it writes no device model).
+const DeviceModel& DeviceModelOrUnused(const Deployment& deployment, int d);
+
 /// The files of a deployment for onnx_io::WriteDeployment: the models of the
 /// used devices and, when built, the stage models. Points into `deployment`.
 onnx_io::DeploymentFiles DeploymentFilesOf(const Deployment& deployment);

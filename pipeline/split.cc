@@ -55,6 +55,20 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
       return OverflowError(p.cluster, result.plan.simulation, result.plan.algorithm);
   }
 
+  if (request.training) {
+    if (p.cluster.num_devices() > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "a training step is written for one device; splitting it over ", p.cluster.num_devices(),
+          " devices is not implemented yet (use --devices 1; `place` and `compare` "
+          "plan training steps over any number)"));
+    }
+    if (on_phase) on_phase("training step (gradient pass)");
+    absl::StatusOr<training::TrainingStep> step =
+        training::BuildTrainingStep(p.model->model, graph, *request.training);
+    if (!step.ok()) return step.status();
+    result.training_step = *std::move(step);
+    return result;
+  }
   if (on_phase) on_phase("rewrite (partition)");
   const std::vector<int32_t>& node_device = result.plan.node_placement.device;
   absl::StatusOr<passes::Deployment> deployment = passes::Partition(

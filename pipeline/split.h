@@ -14,6 +14,7 @@
 #include "passes/partition.h"
 #include "pipeline/planning.h"
 #include "search/search.h"
+#include "training/training_step.h"
 
 namespace autopar::pipeline {
 
@@ -29,6 +30,10 @@ struct SplitRequest {
   /// carry follow its producer (passes::ColocateNonTensorValues).
   std::optional<NamedPlacement> given_placement;
   passes::PartitionOptions partition;
+  /// With a training step (problem.step in training mode): its loss and
+  /// optimizer. The step's models are built instead of the forward
+  /// deployment (training/training_step.h).
+  std::optional<training::TrainingOptions> training;
 };
 
 struct SplitResult {
@@ -36,11 +41,17 @@ struct SplitResult {
   /// The written placement and its judgement (Note [One judgement]);
   /// algorithm "given" for a given placement.
   Plan plan;
+  /// The forward pass rewritten per device; empty for a training step.
   passes::Deployment deployment;
+  /// The training step's models, when the request trains.
+  std::optional<training::TrainingStep> training_step;
   /// Things the user should know that did not stop the split.
   std::vector<std::string> warnings;
 };
 
+/// A training request plans the training step and writes it for one device:
+/// more devices fail with Unimplemented (the per-device stages of a training
+/// step are not written yet).
 /// Fails with ResourceExhausted when a searched placement does not fit the
 /// devices' memory, and as PrepareProblem, the search or the rewrite fail
 /// otherwise; an invalid rewrite is an InternalError.

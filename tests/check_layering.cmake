@@ -15,16 +15,17 @@ set(ALLOWED_onnx_io onnx_io ir)
 set(ALLOWED_costmodel costmodel shapes ir)
 set(ALLOWED_search search costmodel shapes ir)
 set(ALLOWED_passes passes costmodel shapes onnx_io ir)
-set(ALLOWED_pipeline pipeline passes search costmodel shapes onnx_io ir)
-set(ALLOWED_tools/artifacts tools/artifacts pipeline passes search costmodel shapes onnx_io ir)
-set(ALLOWED_tools/cli tools/cli tools/artifacts pipeline passes search costmodel shapes onnx_io ir)
-set(ALLOWED_tools/bench tools/bench tools/cli tools/artifacts pipeline passes search costmodel
+set(ALLOWED_training training costmodel shapes onnx_io ir)
+set(ALLOWED_pipeline pipeline training passes search costmodel shapes onnx_io ir)
+set(ALLOWED_tools/artifacts tools/artifacts pipeline training passes search costmodel shapes onnx_io ir)
+set(ALLOWED_tools/cli tools/cli tools/artifacts pipeline training passes search costmodel shapes onnx_io ir)
+set(ALLOWED_tools/bench tools/bench tools/cli tools/artifacts pipeline training passes search costmodel
                         shapes onnx_io ir)
 set(ALLOWED_fuzz fuzz pipeline passes search costmodel shapes onnx_io ir)
-set(FOLDERS ir shapes onnx_io costmodel search passes pipeline tools/artifacts tools/cli tools/bench fuzz)
+set(FOLDERS ir shapes onnx_io costmodel search passes training pipeline tools/artifacts tools/cli tools/bench fuzz)
 # First path components that name one of our folders (tools/ and tests/ by
 # their subfolders).
-set(OURS ir shapes onnx_io costmodel search passes pipeline tools fuzz tests)
+set(OURS ir shapes onnx_io costmodel search passes training pipeline tools fuzz tests)
 
 set(violations "")
 set(checked 0)

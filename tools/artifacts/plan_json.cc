@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "tools/artifacts/training_json.h"
+
 namespace autopar::tools {
 namespace {
 
@@ -14,7 +16,7 @@ Json DeviceEntries(const PlanRecord& r) {
     flops[r.node_device[i]] += r.node_costs[i].flops;
   Json devices = Json::array();
   for (int d = 0; d < num_devices; ++d) {
-    const passes::DeviceModel& model = r.deployment->devices[d];
+    const passes::DeviceModel& model = passes::DeviceModelOrUnused(*r.deployment, d);
     const costmodel::DeviceUsage& usage = r.simulation->devices[d];
     devices.push_back({{"id", d},
                        {"name", r.cluster->device(d).name},
@@ -130,6 +132,10 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
     plan["search_time_ms"] = *r.search_time_ms;
   } else {
     plan.erase("search_time_ms");
+  }
+  if (r.training_step != nullptr) {
+    plan["mode"] = "training";
+    plan["training"] = TrainingStepJson(*r.training_step, *r.training_options);
   }
   // Moved in last, not copied through an initializer list.
   plan["node_to_device"] = std::move(node_to_device);

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "passes/infer_shapes.h"
 #include "passes/partition.h"
+#include "training/training_step.h"
 
 namespace autopar::tools {
 
@@ -53,6 +54,11 @@ struct PlanRecord {
   /// Shapes that were estimated, not known (`"estimates"`; empty list when
   /// every shape is known).
   absl::Span<const passes::ShapeEstimate> estimates;
+  /// A training step's models and options (`"mode": "training"` and the
+  /// `"training"` object, tools/artifacts/training_json.h); null for
+  /// inference. The deployment is then empty: no device model is written.
+  const training::TrainingStep* training_step = nullptr;
+  const training::TrainingOptions* training_options = nullptr;
 };
 
 nlohmann::ordered_json PlanJson(const PlanRecord& record);

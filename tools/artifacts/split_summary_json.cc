@@ -14,7 +14,7 @@ nlohmann::ordered_json SplitSummaryJson(const PlanRecord& record, const std::str
   const passes::Deployment& deployment = *record.deployment;
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (int d = 0; d < record.cluster->num_devices(); ++d) {
-    const passes::DeviceModel& model = deployment.devices[d];
+    const passes::DeviceModel& model = passes::DeviceModelOrUnused(deployment, d);
     devices.push_back(
         {{"name", record.cluster->device(d).name},
          {"file", model.unused ? nlohmann::ordered_json() : nlohmann::ordered_json(model.file)},

@@ -1,8 +1,13 @@
 // The flags that say what kind of step a command costs and plans (`place`,
 // `cost` and the main command):
 //   --mode inference|training        default inference
-//   --optimizer adam|sgd|momentum    training only; default adam
-// (costmodel/training.h documents what a training step adds).
+//   --optimizer sgd|momentum|adam|adamw    training only; default adam
+// (costmodel/training.h documents what a training step adds), and the flags
+// of the training step the main command writes (training/training_step.h):
+//   --loss output:NAME|cross-entropy:LOGITS|mse:OUTPUT   required
+//   --labels NAME       the input cross-entropy or mse adds
+//   --learning-rate X  --momentum X  --betas B1,B2  --eps X  --weight-decay X
+//   --freeze REGEX      initializers not to train
 #ifndef AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_
 #define AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_
 
@@ -12,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "costmodel/training.h"
 #include "tools/cli/args.h"
+#include "training/training_step.h"
 
 namespace autopar::tools {
 
@@ -22,6 +28,16 @@ std::vector<FlagSpec> ModeFlagSpecs();
 /// AnnotateCosts and CostModelFile take. An unknown value, or --optimizer
 /// without --mode training, is an InvalidArgument naming the flag.
 absl::StatusOr<costmodel::StepOptions> StepOptionsFromArgs(const ParsedArgs& args);
+
+/// --loss, --labels, the optimizer's hyper-parameters, --freeze.
+std::vector<FlagSpec> TrainingFlagSpecs();
+
+/// The training step the flags of TrainingFlagSpecs() describe, for `step`
+/// (nullopt in inference mode). Errors name the flag: a training flag
+/// without --mode training, --mode training without --loss, a value that
+/// does not parse, a hyper-parameter out of range.
+absl::StatusOr<std::optional<training::TrainingOptions>> TrainingOptionsFromArgs(
+    const ParsedArgs& args, const costmodel::StepOptions& step);
 
 /// "inference", or "training (adam)": for reports.
 std::string StepDescription(const costmodel::StepOptions& step);

@@ -34,7 +34,7 @@ constexpr char kUsage[] =
                             [--algos NAME,NAME,...|all] [--format table|json|csv]
                             [--report FILE.html] [--microbatches M] [--seed N]
                             [--time-budget 10s] [--max-generations N] [--threads N] [--quiet]
-                            [--mode inference|training] [--optimizer adam|sgd|momentum]
+                            [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
                             [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                             [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
        onnx-autopar compare --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]

@@ -27,7 +27,7 @@ using costmodel::NodeCost;
 constexpr char kUsage[] =
     R"(usage: onnx-autopar cost MODEL.onnx [--device PRESET|FILE] [--format table|csv|json]
                          [--top N] [--by-op] [--node-times FILE]
-                         [--mode inference|training] [--optimizer adam|sgd|momentum]
+                         [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
                          [--dim NAME=VALUE]... [--input-shape NAME=D0,D1,...]...
                          [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
 

@@ -25,7 +25,7 @@ constexpr char kUsage[] =
                           [--host-calibration FILE] [--node-times FILE]
                           [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
                           [--threads N] [--quiet] [--mode inference|training]
-                          [--optimizer adam|sgd|momentum]
+                          [--optimizer sgd|momentum|adam|adamw]
                           [--format text|json] [--dot FILE]
                           [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                           [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]

@@ -19,9 +19,11 @@
 #include "tools/artifacts/plan_json.h"
 #include "tools/artifacts/report_html.h"
 #include "tools/artifacts/split_summary_json.h"
+#include "tools/artifacts/training_json.h"
 #include "tools/artifacts/triton/triton_repository.h"
 #include "tools/cli/cli_output.h"
 #include "tools/cli/exit_codes.h"
+#include "tools/cli/mode_flags.h"
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
@@ -37,7 +39,9 @@ constexpr char kUsage[] =
                     [--host-calibration FILE] [--node-times FILE]
                     [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
                     [--threads N] [--microbatches M] [--timings]
-                    [--mode inference|training] [--optimizer adam|sgd|momentum]
+                    [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
+                    [--loss SPEC] [--labels NAME] [--learning-rate X] [--momentum X]
+                    [--betas B1,B2] [--eps X] [--weight-decay X] [--freeze REGEX]
                     [--placement FILE] [--stages] [--triton] [--triton-gpus 0,1,...]
                     [--no-report] [--force] [--quiet]
                     [--json] [--dot FILE]
@@ -79,6 +83,26 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        on every run and machine
   --timings            also write the measured search time (plan.json's
                        "search_time_ms", the report's summary)
+
+Training (--mode training, one device for now): instead of the forward
+models, writes the training step as standard ONNX models that any runtime
+runs: step/init.onnx (the trained weights' initial values),
+step/gradient.onnx (forward, loss and backward pass: the loss and one
+gradient per trained weight) and step/update.onnx (the optimizer);
+node tools/runner/train.mjs OUT_DIR trains with them.
+  --loss SPEC          output:NAME (a scalar output is the loss),
+                       cross-entropy:LOGITS (torch's CrossEntropyLoss, mean;
+                       adds an int64 input 'labels') or mse:OUTPUT (MSELoss,
+                       mean; adds an input 'target'); required
+  --labels NAME        the name of the input cross-entropy or mse adds
+  --optimizer NAME     sgd, momentum, adam (default) or adamw, as torch.optim
+  --learning-rate X    default 0.01 (sgd, momentum), 0.001 (adam, adamw)
+  --momentum X         momentum's μ, default 0.9
+  --betas B1,B2        adam's and adamw's, default 0.9,0.999
+  --eps X              adam's and adamw's ε, default 1e-8
+  --weight-decay X     L2 (sgd, momentum, adam) or decoupled (adamw, default
+                       0.01); default 0
+  --freeze REGEX       do not train initializers whose names match
 
 Without cluster flags the model is split for 4 x A100-80GB over NVLink.
 Same model, flags and seed give a byte-identical OUT_DIR, whatever --threads,
@@ -174,12 +198,43 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
   return text;
 }
 
+// The summary of a training step's models.
+std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitResult& result,
+                            const training::TrainingOptions& options, bool report) {
+  const training::TrainingStep& step = *result.training_step;
+  const pipeline::Plan& plan = result.plan;
+  std::string text;
+  absl::StrAppendFormat(&text, "wrote %s: training step (%s, %s, %s), plan.json%s\n", out_dir,
+                        kInitModelPath, kGradientModelPath, kUpdateModelPath,
+                        report ? ", report.html" : "");
+  std::string loss = absl::StrCat("loss       ", training::LossSpecText(options.loss));
+  if (!step.loss_input.empty()) absl::StrAppend(&loss, " (adds input '", step.loss_input, "')");
+  absl::StrAppendFormat(&text, "%s; optimizer %s, learning rate %g\n", loss,
+                        std::string(costmodel::OptimizerName(options.optimizer.kind)),
+                        options.optimizer.learning_rate);
+  int64_t bytes = 0;
+  for (const training::TrainedWeight& w : step.weights) bytes += w.bytes;
+  absl::StrAppendFormat(&text, "weights    %d trained (%s), %d frozen\n", step.weights.size(),
+                        FormatBytes(bytes), step.frozen.size());
+  const int64_t all_nodes = step.gradient_model.graph().node_size();
+  absl::StrAppendFormat(
+      &text,
+      "gradient   %d forward nodes, %d backward nodes written (%d forward nodes differentiated)\n",
+      all_nodes - step.backward_nodes, step.backward_nodes, step.differentiated_nodes);
+  absl::StrAppendFormat(&text,
+                        "predicted  %.1f us per step (forward, backward, update); node times: %s\n",
+                        plan.simulation.step_time_us, CostSourceText(result.problem.cost_source));
+  absl::StrAppendFormat(&text, "train      node tools/runner/train.mjs %s --steps 10\n", out_dir);
+  return text;
+}
+
 }  // namespace
 
 int RunSplitCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/false);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
   for (const FlagSpec& s : TritonFlagSpecs()) specs.push_back(s);
+  for (const FlagSpec& s : TrainingFlagSpecs()) specs.push_back(s);
   for (const char* name : {"output", "placement", "dot"}) specs.push_back({name, true});
   for (const char* name : {"stages", "no-report", "timings", "force", "json", "help"})
     specs.push_back({name, false});
@@ -219,10 +274,20 @@ int RunSplitCommand(const std::vector<std::string>& args) {
         return UsageError(s.message(), kUsage);
     }
   }
+  absl::StatusOr<std::optional<training::TrainingOptions>> training =
+      TrainingOptionsFromArgs(*parsed, problem_request->step);
+  if (!training.ok()) return UsageError(training.status().message(), kUsage);
+  if (*training && (parsed->Has("stages") || triton_flags->write)) {
+    return UsageError(
+        "--stages and --triton split the forward pass; a training step is written "
+        "as step models (--mode training)",
+        kUsage);
+  }
   pipeline::SplitRequest request{.problem = *std::move(problem_request),
                                  .algorithm = search->algorithm,
                                  .search = search->options,
-                                 .partition = {.stages = parsed->Has("stages")}};
+                                 .partition = {.stages = parsed->Has("stages")},
+                                 .training = *std::move(training)};
   if (std::optional<std::string> file = parsed->Get("placement")) {
     absl::StatusOr<pipeline::NamedPlacement> given = ReadPlacementFile(*file);
     if (!given.ok()) return ReportError(given.status());
@@ -251,24 +316,32 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   // Wall-clock time only on request: out_dir is deterministic otherwise.
   const std::optional<double> search_time_ms =
       parsed->Has("timings") ? std::optional<double>(plan.search_time_ms) : std::nullopt;
-  const PlanRecord record{.source_path = model_path,
-                          .source_sha256 = *sha256,
-                          .algorithm = plan.algorithm,
-                          .seed = search->options.seed,
-                          .search_time_ms = search_time_ms,
-                          .microbatches = search->options.microbatches,
-                          .cost_source = problem.cost_source,
-                          .step = problem.step,
-                          .cluster = &problem.cluster,
-                          .graph = &problem.model->graph,
-                          .node_device = plan.node_placement.device,
-                          .node_costs = problem.nodes->costs,
-                          .deployment = &result->deployment,
-                          .simulation = &plan.simulation,
-                          .lower_bound_us = plan.lower_bound.bound_us,
-                          .single_device_step_us = plan.single_device_step_us,
-                          .estimates = problem.model->estimates};
+  const PlanRecord record{
+      .source_path = model_path,
+      .source_sha256 = *sha256,
+      .algorithm = plan.algorithm,
+      .seed = search->options.seed,
+      .search_time_ms = search_time_ms,
+      .microbatches = search->options.microbatches,
+      .cost_source = problem.cost_source,
+      .step = problem.step,
+      .cluster = &problem.cluster,
+      .graph = &problem.model->graph,
+      .node_device = plan.node_placement.device,
+      .node_costs = problem.nodes->costs,
+      .deployment = &result->deployment,
+      .simulation = &plan.simulation,
+      .lower_bound_us = plan.lower_bound.bound_us,
+      .single_device_step_us = plan.single_device_step_us,
+      .estimates = problem.model->estimates,
+      .training_step = result->training_step ? &*result->training_step : nullptr,
+      .training_options = request.training ? &*request.training : nullptr};
   onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
+  if (result->training_step) {
+    files.models.push_back({kInitModelPath, &result->training_step->init_model});
+    files.models.push_back({kGradientModelPath, &result->training_step->gradient_model});
+    files.models.push_back({kUpdateModelPath, &result->training_step->update.proto});
+  }
   files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
   std::optional<TritonRepository> triton_repository;
   if (triton_flags->write) {
@@ -329,10 +402,11 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
     return kExitOk;
   }
-  std::fputs(Summary(*out_dir, *result, report, search->options.microbatches,
-                     triton_repository ? &*triton_repository : nullptr)
-                 .c_str(),
-             stdout);
+  const std::string summary = result->training_step
+                                  ? TrainingSummary(*out_dir, *result, *request.training, report)
+                                  : Summary(*out_dir, *result, report, search->options.microbatches,
+                                            triton_repository ? &*triton_repository : nullptr);
+  std::fputs(summary.c_str(), stdout);
   return kExitOk;
 }
 

@@ -1,0 +1,108 @@
+#include "training/gradient_rules.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "training/gradient_rules_internal.h"
+
+namespace autopar::training {
+
+using ir::OpKind;
+
+// Note [Gradient rules] in the header says what a rule does. One line per
+// operator: the kind, its rule, the inputs that take a gradient, the formula
+// (dY: the output's gradient; ∑↓: summed back to the operand's shape).
+static constexpr GradientRule kRules[] = {
+    // --- element-wise (gradient_rules_elementwise.cc) ---
+    {OpKind::kAdd, rules::Add, kAllInputs, "dA = ∑↓dY, dB = ∑↓dY"},
+    {OpKind::kSub, rules::Sub, kAllInputs, "dA = ∑↓dY, dB = −∑↓dY"},
+    {OpKind::kMul, rules::Mul, kAllInputs, "dA = ∑↓(dY·B), dB = ∑↓(dY·A)"},
+    {OpKind::kDiv, rules::Div, kAllInputs, "dA = ∑↓(dY/B), dB = −∑↓(dY·Y/B)"},
+    {OpKind::kNeg, rules::Neg, kAllInputs, "dX = −dY"},
+    {OpKind::kIdentity, rules::Identity, kAllInputs, "dX = dY"},
+    {OpKind::kRelu, rules::Relu, kAllInputs, "dX = dY·[Y > 0]"},
+    {OpKind::kSigmoid, rules::Sigmoid, kAllInputs, "dX = dY·Y·(1 − Y)"},
+    {OpKind::kTanh, rules::Tanh, kAllInputs, "dX = dY·(1 − Y²)"},
+    {OpKind::kExp, rules::Exp, kAllInputs, "dX = dY·Y"},
+    // --- end element-wise ---
+
+    // --- layout and data movement (gradient_rules_shape.cc) ---
+    {OpKind::kReshape, rules::ReshapeBack, Slots({0}), "dX = reshape(dY, shape(X))"},
+    {OpKind::kFlatten, rules::ReshapeBack, Slots({0}), "dX = reshape(dY, shape(X))"},
+    {OpKind::kSqueeze, rules::ReshapeBack, Slots({0}), "dX = reshape(dY, shape(X))"},
+    {OpKind::kUnsqueeze, rules::ReshapeBack, Slots({0}), "dX = reshape(dY, shape(X))"},
+    {OpKind::kTranspose, rules::Transpose, Slots({0}), "dX = transpose(dY, perm⁻¹)"},
+    // --- end layout and data movement ---
+
+    // --- products and convolutions (gradient_rules_linear.cc) ---
+    {OpKind::kMatMul, rules::MatMul, kAllInputs, "dA = ∑↓(dY·Bᵀ), dB = ∑↓(Aᵀ·dY)"},
+    {OpKind::kGemm, rules::Gemm, kAllInputs,
+     "Y = α·op(A)·op(B) + β·C: dop(A) = α·dY·op(B)ᵀ, dop(B) = α·op(A)ᵀ·dY, dC = β·∑↓dY"},
+    // --- end products and convolutions ---
+
+    // --- reductions and normalisations (gradient_rules_reduce.cc) ---
+    {OpKind::kReduceSum, rules::ReduceSum, Slots({0}), "dX = expand(dY, shape(X))"},
+    {OpKind::kReduceMean, rules::ReduceMean, Slots({0}), "dX = expand(dY, shape(X)) / n"},
+    // --- end reductions and normalisations ---
+};
+
+const GradientRule* FindGradientRule(ir::OpKind kind) {
+  for (const GradientRule& rule : kRules) {
+    if (rule.kind == kind) return &rule;
+  }
+  return nullptr;
+}
+
+absl::Span<const GradientRule> AllGradientRules() { return kRules; }
+
+bool SlotTakesGradient(ir::OpKind kind, int slot) {
+  const GradientRule* rule = FindGradientRule(kind);
+  if (rule == nullptr) return true;
+  return slot < 32 && (rule->differentiable_inputs >> slot) & 1u;
+}
+
+// --- NodeGradient --------------------------------------------------------------
+
+NodeGradient::NodeGradient(const ir::Graph& graph, const ir::Node& node, GraphEmitter& emit,
+                           std::vector<std::string> output_gradients,
+                           std::vector<bool> needs_input_gradient)
+    : graph_(graph),
+      node_(node),
+      emit_(emit),
+      output_gradients_(std::move(output_gradients)),
+      needs_input_gradient_(std::move(needs_input_gradient)),
+      input_gradients_(node.inputs.size()) {}
+
+bool NodeGradient::HasInput(int i) const { return i < num_inputs() && node_.inputs[i].valid(); }
+
+const std::string& NodeGradient::X(int i) const { return graph_.value(node_.inputs[i]).name; }
+const std::string& NodeGradient::Y(int i) const { return graph_.value(node_.outputs[i]).name; }
+
+std::vector<int64_t> NodeGradient::XDims(int i) const {
+  return graph_.value(node_.inputs[i]).shape.Values();
+}
+std::vector<int64_t> NodeGradient::YDims(int i) const {
+  return graph_.value(node_.outputs[i]).shape.Values();
+}
+ir::DType NodeGradient::XType(int i) const { return graph_.value(node_.inputs[i]).dtype; }
+ir::DType NodeGradient::YType(int i) const { return graph_.value(node_.outputs[i]).dtype; }
+
+const std::optional<std::vector<int64_t>>& NodeGradient::XInts(int i) const {
+  return graph_.value(node_.inputs[i]).int_data;
+}
+
+std::string NodeGradient::dYOrZeros(int i) {
+  if (!output_gradients_[i].empty()) return output_gradients_[i];
+  return emit_.Zeros(YDims(i), YType(i));
+}
+
+void NodeGradient::SetGradient(int i, std::string gradient) {
+  input_gradients_[i] = std::move(gradient);
+}
+
+absl::Status NodeGradient::Unsupported(std::string_view what) const {
+  return absl::InvalidArgumentError(
+      absl::StrCat("node '", node_.name, "' (", node_.op_type, "): ", std::string(what)));
+}
+
+}  // namespace autopar::training

@@ -1,0 +1,212 @@
+#include "training/training_step.h"
+
+#include <regex>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "onnx_io/checker.h"
+#include "onnx_io/export.h"
+#include "training/gradient_pass.h"
+
+namespace autopar::training {
+
+namespace {
+
+// Sets `info`'s type to `value`'s dtype and static shape.
+void SetTensorType(const ir::Value& value, onnx::ValueInfoProto& info) {
+  info.set_name(value.name);
+  onnx::TypeProto_Tensor* t = info.mutable_type()->mutable_tensor_type();
+  t->set_elem_type(static_cast<int32_t>(value.dtype));
+  onnx::TensorShapeProto* shape = t->mutable_shape();
+  shape->clear_dim();
+  for (const ir::Dim& d : value.shape.dims()) {
+    if (d.known()) {
+      shape->add_dim()->set_dim_value(d.value);
+    } else {
+      shape->add_dim()->set_dim_param(d.symbol);
+    }
+  }
+}
+
+int64_t DefaultOpset(const onnx::ModelProto& model) {
+  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
+  }
+  return 1;
+}
+
+// Every name the forward model uses: values, nodes, inputs and outputs.
+absl::flat_hash_set<std::string> TakenNames(const ir::Graph& graph, const onnx::GraphProto& proto) {
+  absl::flat_hash_set<std::string> taken;
+  for (const ir::Value& v : graph.values()) taken.insert(v.name);
+  for (const onnx::NodeProto& n : proto.node()) {
+    taken.insert(n.name());
+    for (const std::string& o : n.output()) taken.insert(o);
+  }
+  return taken;
+}
+
+// The init model: the trained weights' initializers, moved out of
+// `gradient_graph`, each returned through an Identity as "<name>.initial"
+// (names stay those of the source, where external data is looked up).
+onnx::ModelProto MoveOutInitialWeights(std::vector<TrainedWeight>& weights,
+                                       onnx::GraphProto& gradient_graph,
+                                       const onnx::ModelProto& like) {
+  onnx::ModelProto init;
+  init.set_ir_version(like.ir_version());
+  init.set_producer_name("onnx-autopar");
+  *init.mutable_opset_import() = like.opset_import();
+  onnx::GraphProto* graph = init.mutable_graph();
+  graph->set_name("initial_weights");
+  absl::flat_hash_set<std::string> trained;
+  for (const TrainedWeight& w : weights) trained.insert(w.name);
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  for (onnx::TensorProto& t : *gradient_graph.mutable_initializer()) {
+    if (trained.contains(t.name())) {
+      *graph->add_initializer() = std::move(t);
+    } else {
+      *kept.Add() = std::move(t);
+    }
+  }
+  gradient_graph.mutable_initializer()->Swap(&kept);
+  absl::flat_hash_set<std::string> taken = trained;
+  GraphEmitter emit(graph, taken, DefaultOpset(like), "");
+  for (TrainedWeight& w : weights) {
+    w.initial = absl::StrCat(w.name, ".initial");
+    for (int n = 1; !emit.Reserve(w.initial); ++n) w.initial = absl::StrCat(w.name, ".initial_", n);
+    emit.OpTo("Identity", {w.name}, w.initial);
+    onnx::ValueInfoProto* out = graph->add_output();
+    out->set_name(w.initial);
+    onnx::TypeProto_Tensor* t = out->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(static_cast<int32_t>(w.dtype));
+    onnx::TensorShapeProto* shape = t->mutable_shape();
+    for (int64_t d : w.dims) shape->add_dim()->set_dim_value(d);
+  }
+  return init;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, const ir::Graph& graph,
+                                               const TrainingOptions& options) {
+  std::optional<std::regex> freeze;
+  if (!options.freeze.empty()) {
+    try {
+      freeze.emplace(options.freeze, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--freeze '", options.freeze, "' is not a regular expression: ", e.what()));
+    }
+  }
+  absl::StatusOr<onnx::ModelProto> exported = onnx_io::ExportModel(graph, model);
+  if (!exported.ok()) return exported.status();
+  TrainingStep step;
+  step.gradient_model = *std::move(exported);
+  onnx::GraphProto* proto = step.gradient_model.mutable_graph();
+  const int64_t opset = DefaultOpset(step.gradient_model);
+  const int forward_nodes = proto->node_size();
+  GraphEmitter emit(proto, TakenNames(graph, *proto), opset, "grad/");
+
+  absl::StatusOr<WrittenLoss> loss = WriteLoss(graph, options.loss, emit);
+  if (!loss.ok()) return loss.status();
+  step.loss = loss->loss;
+  step.classes = loss->classes;
+
+  // The trained weights: floating-point initializers the loss depends on.
+  std::vector<ir::ValueId> seed_values;
+  for (const auto& [value, gradient] : loss->seeds) seed_values.push_back(value);
+  const std::vector<bool> reached = ValuesTheSeedsDependOn(graph, seed_values);
+  std::vector<ir::ValueId> trained;
+  for (ir::ValueId id : graph.initializers()) {
+    const ir::Value& v = graph.value(id);
+    if (!reached[id.index()] || !IsDifferentiableType(v.dtype)) continue;
+    if (freeze && std::regex_search(v.name, *freeze)) {
+      step.frozen.push_back(v.name);
+      continue;
+    }
+    trained.push_back(id);
+  }
+  if (trained.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("nothing to train: no floating-point initializer that the loss '",
+                     LossSpecText(options.loss), "' depends on",
+                     step.frozen.empty()
+                         ? ""
+                         : absl::StrCat(" is left by --freeze (", step.frozen.size(), " frozen)")));
+  }
+
+  absl::StatusOr<GradientResult> backward =
+      BuildBackward(graph, {.seeds = loss->seeds, .wrt = trained}, emit);
+  if (!backward.ok()) return backward.status();
+  step.differentiated_nodes = backward->differentiated_nodes;
+
+  // Inputs: the model's data inputs with their bound shapes, the loss's
+  // input, then the trained weights (initializers too: their initial values).
+  proto->clear_input();
+  for (ir::ValueId id : graph.inputs()) {
+    SetTensorType(graph.value(id), *proto->add_input());
+    step.data_inputs.push_back(graph.value(id).name);
+  }
+  if (loss->added_input) {
+    *proto->add_input() = *loss->added_input;
+    step.loss_input = loss->added_input->name();
+    step.data_inputs.push_back(step.loss_input);
+  }
+  proto->clear_output();
+  onnx::ValueInfoProto* loss_info = proto->add_output();
+  if (std::optional<ir::ValueId> id = graph.FindValue(step.loss)) {
+    SetTensorType(graph.value(*id), *loss_info);
+  } else {
+    loss_info->set_name(step.loss);
+    onnx::TypeProto_Tensor* t = loss_info->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(static_cast<int32_t>(graph.value(loss->seeds.front().first).dtype));
+    t->mutable_shape();  // a scalar
+  }
+  for (size_t k = 0; k < trained.size(); ++k) {
+    const ir::Value& v = graph.value(trained[k]);
+    SetTensorType(v, *proto->add_input());
+    TrainedWeight w{.name = v.name,
+                    .dims = v.shape.Values(),
+                    .dtype = v.dtype,
+                    .bytes = v.SizeBytes().value_or(0)};
+    w.gradient = absl::StrCat(v.name, "_grad");
+    for (int n = 1; !emit.Reserve(w.gradient); ++n) w.gradient = absl::StrCat(v.name, "_grad_", n);
+    const std::string& g = backward->gradients[k];
+    if (g.empty()) {
+      return absl::InternalError(absl::StrCat("weight '", v.name, "' got no gradient"));
+    }
+    emit.OpTo("Identity", {g}, w.gradient);
+    onnx::ValueInfoProto* out = proto->add_output();
+    SetTensorType(v, *out);
+    out->set_name(w.gradient);
+    step.weights.push_back(std::move(w));
+  }
+  step.backward_nodes = proto->node_size() - forward_nodes;
+  step.init_model = MoveOutInitialWeights(step.weights, *proto, step.gradient_model);
+
+  for (const auto& [what, proto_to_check] :
+       {std::pair{"gradient", &step.gradient_model}, std::pair{"init", &step.init_model}}) {
+    if (absl::Status s = onnx_io::CheckModel(*proto_to_check, model.directory()); !s.ok()) {
+      return absl::InternalError(
+          absl::StrCat("the written ", what, " model fails the ONNX checker: ", s.message()));
+    }
+  }
+
+  std::vector<UpdatedWeight> updated;
+  std::vector<std::string> gradient_names;
+  for (const TrainedWeight& w : step.weights) {
+    updated.push_back({.name = w.name, .dims = w.dims, .dtype = w.dtype});
+    gradient_names.push_back(w.gradient);
+  }
+  absl::StatusOr<UpdateModel> update =
+      BuildUpdateModel(updated, gradient_names, options.optimizer, opset);
+  if (!update.ok()) return update.status();
+  step.update = *std::move(update);
+  if (absl::Status s = onnx_io::CheckModel(step.update.proto, {}); !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat("the written update model fails the ONNX checker: ", s.message()));
+  }
+  return step;
+}
+
+}  // namespace autopar::training
