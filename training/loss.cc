@@ -105,17 +105,42 @@ absl::StatusOr<WrittenLoss> WriteLoss(const ir::Graph& graph, const LossSpec& sp
     return out;
   }
 
-  std::string input_name = spec.labels_name;
-  if (input_name.empty()) input_name = spec.kind == LossKind::kCrossEntropy ? "labels" : "target";
-  if (graph.FindValue(input_name) || !e.Reserve(input_name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--loss: the model already has a value named '", input_name, "'; name the ",
-        spec.kind == LossKind::kCrossEntropy ? "labels" : "target", " input with --labels NAME"));
+  // The labels or target: the model's own input named by --labels, when it
+  // has one of the right type and shape, or a new input.
+  const bool cross_entropy = spec.kind == LossKind::kCrossEntropy;
+  const char* role = cross_entropy ? "labels" : "target";
+  std::string input_name = spec.labels_name.empty() ? role : spec.labels_name;
+  if (cross_entropy && dims.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("--loss cross-entropy:", spec.value,
+                                                   ": logits need a class axis (axis 1), not ",
+                                                   v.shape.ToString()));
   }
+  std::vector<int64_t> input_dims = dims;
+  if (cross_entropy) input_dims.erase(input_dims.begin() + 1);
+  const ir::DType input_dtype = cross_entropy ? ir::DType::kInt64 : v.dtype;
+  if (std::optional<ir::ValueId> existing = graph.FindValue(input_name)) {
+    const ir::Value& in = graph.value(*existing);
+    if (in.kind != ir::ValueKind::kGraphInput || spec.labels_name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--loss: the model already has a value named '", input_name, "'; name the ",
+                       role, " input with --labels NAME"));
+    }
+    if (in.dtype != input_dtype || !in.shape.IsStatic() || in.shape.Values() != input_dims) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--labels ", input_name, ": the model's input is ", std::string(ir::DTypeName(in.dtype)),
+          " ", in.shape.ToString(), "; ", LossSpecText(spec), " needs ",
+          std::string(ir::DTypeName(input_dtype)), " ", ir::Shape(input_dims).ToString()));
+    }
+  } else if (!e.Reserve(input_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--loss: the name '", input_name, "' is taken; choose another with --labels"));
+  } else {
+    out.added_input = TensorInput(input_name, input_dtype, input_dims);
+  }
+  out.input = input_name;
   const ir::DType t = v.dtype;
   if (spec.kind == LossKind::kMse) {
     // L = mean((y − t)²); dL/dy = 2(y − t)/n.
-    out.added_input = TensorInput(input_name, t, dims);
     std::string diff = e.Op("Sub", {spec.value, input_name});
     std::string squared = e.Op("Mul", {diff, diff});
     out.loss = e.ReduceMean(squared, AllAxes(dims.size()), /*keep_dims=*/false);
@@ -126,16 +151,8 @@ absl::StatusOr<WrittenLoss> WriteLoss(const ir::Graph& graph, const LossSpec& sp
 
   // Cross-entropy: L = −mean(log_softmax(x)[labels]) over every position but
   // the class axis; dL/dx = (softmax(x) − onehot(labels)) / count.
-  if (dims.size() < 2) {
-    return absl::InvalidArgumentError(absl::StrCat("--loss cross-entropy:", spec.value,
-                                                   ": logits need a class axis (axis 1), not ",
-                                                   v.shape.ToString()));
-  }
-  std::vector<int64_t> label_dims = dims;
-  label_dims.erase(label_dims.begin() + 1);
-  const int64_t count = Product(label_dims);
+  const int64_t count = Product(input_dims);
   out.classes = dims[1];
-  out.added_input = TensorInput(input_name, ir::DType::kInt64, label_dims);
   std::string onehot = e.Op("OneHot", {input_name, e.Ints({dims[1]}), e.Tensor({2}, {0.0, 1.0}, t)},
                             {AttrInt("axis", 1)});
   std::string log_probs = SoftmaxAxis1(e, spec.value, dims.size(), /*log=*/true);

@@ -30,8 +30,10 @@ struct LossSpec {
   LossKind kind = LossKind::kOutput;
   /// The loss output, the logits or the output compared with the target.
   std::string value;
-  /// The added input (cross-entropy's labels, mse's target); empty: "labels"
-  /// or "target".
+  /// Cross-entropy's labels or mse's target input (--labels): the model's
+  /// own input of that name when it has one (int64 labels of the logits'
+  /// shape without axis 1; a target of the output's dtype and shape), else a
+  /// new input; empty: a new input "labels" or "target".
   std::string labels_name;
 };
 
@@ -43,7 +45,10 @@ std::string LossSpecText(const LossSpec& spec);
 struct WrittenLoss {
   /// The scalar loss value.
   std::string loss;
-  /// The graph input the loss added (labels or target), or none.
+  /// The labels or target input (the model's own, or added); empty for
+  /// output:.
+  std::string input;
+  /// The graph input the loss added, when the model had none of that name.
   std::optional<onnx::ValueInfoProto> added_input;
   /// Cross-entropy's number of classes (the logits' axis 1); 0 otherwise.
   int64_t classes = 0;
@@ -53,8 +58,9 @@ struct WrittenLoss {
 
 /// Writes `spec`'s loss nodes (and its seeds) through `emit`, reading
 /// `graph`'s static shapes. Errors: the value does not exist, is not a
-/// floating-point tensor, is not a scalar (output:), has too few dims, or the
-/// added input's name is taken.
+/// floating-point tensor, is not a scalar (output:), has too few dims; the
+/// --labels input has the wrong dtype or shape; the added input's name is
+/// taken.
 absl::StatusOr<WrittenLoss> WriteLoss(const ir::Graph& graph, const LossSpec& spec,
                                       GraphEmitter& emit);
 

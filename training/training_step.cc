@@ -149,9 +149,9 @@ absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, cons
   }
   if (loss->added_input) {
     *proto->add_input() = *loss->added_input;
-    step.loss_input = loss->added_input->name();
-    step.data_inputs.push_back(step.loss_input);
+    step.data_inputs.push_back(loss->input);
   }
+  step.loss_input = loss->input;
   proto->clear_output();
   onnx::ValueInfoProto* loss_info = proto->add_output();
   if (std::optional<ir::ValueId> id = graph.FindValue(step.loss)) {

@@ -61,7 +61,8 @@ struct TrainingStep {
   /// The gradient model's inputs that are data (the model's own and the
   /// loss's labels or target), in order.
   std::vector<std::string> data_inputs;
-  /// The input the loss added (labels or target), or empty.
+  /// The loss's labels or target input (added or the model's own), or
+  /// empty for output:.
   std::string loss_input;
   /// Cross-entropy's number of classes (labels lie in [0, classes)); 0
   /// for other losses.

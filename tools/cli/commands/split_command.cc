@@ -208,7 +208,7 @@ std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitRes
                         kInitModelPath, kGradientModelPath, kUpdateModelPath,
                         report ? ", report.html" : "");
   std::string loss = absl::StrCat("loss       ", training::LossSpecText(options.loss));
-  if (!step.loss_input.empty()) absl::StrAppend(&loss, " (adds input '", step.loss_input, "')");
+  if (!step.loss_input.empty()) absl::StrAppend(&loss, " against input '", step.loss_input, "'");
   absl::StrAppendFormat(&text, "%s; optimizer %s, learning rate %g\n", loss,
                         std::string(costmodel::OptimizerName(options.optimizer.kind)),
                         options.optimizer.learning_rate);
