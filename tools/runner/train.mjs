@@ -81,17 +81,22 @@ function parseCli(argv) {
   };
 }
 
-/** A tensor's values as float64 (float32, float64 and float16 tensors). */
-function asFloat64(t) {
-  if (t.type === 'float16') return Float64Array.from(t.data, halfToFloat);
-  return Float64Array.from(t.data);
+/** sum += t's values (a float32, float64 or float16 tensor). */
+function addInto(sum, t) {
+  const d = t.data;
+  if (t.type === 'float16') {
+    for (let i = 0; i < sum.length; i++) sum[i] += halfToFloat(d[i]);
+  } else {
+    for (let i = 0; i < sum.length; i++) sum[i] += d[i];
+  }
 }
 
-/** A tensor of `type` and `dims` holding `values` (rounded once to the type). */
-function fromFloat64(values, type, dims) {
-  const dt = dtypeFromName(type);
-  const data = dt.kind === 'half' ? Uint16Array.from(values, floatToHalf) : dt.Array.from(values);
-  return { type, dims, data };
+/** sum / M as a tensor of weight w's type and shape (rounded once to the type). */
+function meanOf(sum, M, w) {
+  for (let i = 0; i < sum.length; i++) sum[i] /= M;
+  const dt = dtypeFromName(w.type);
+  const data = dt.kind === 'half' ? Uint16Array.from(sum, floatToHalf) : dt.Array.from(sum);
+  return { type: w.type, dims: w.shape, data };
 }
 
 const zeros = (type, dims) => ({ type, dims, data: new (dtypeFromName(type).Array)(numel(dims)) });
@@ -209,23 +214,19 @@ async function main(argv, log) {
     for (let s = 0; s < o.steps; s++) {
       const data = Array.from({ length: M }, (_, m) => microbatchData(o, plan, s, m));
       const start = performance.now();
-      const sums = plan.weights.map((w) => new Float64Array(numel(w.shape)));
+      // One micro-batch: its gradients are the mean as they are. More: summed in float64.
+      const sums = M === 1 ? null : plan.weights.map((w) => new Float64Array(numel(w.shape)));
+      let last = null;
       let lossSum = 0;
       for (let m = 0; m < M; m++) {
-        const out = await runSession(sessions.gradient, { ...data[m], ...weights }, fetches, `gradient model (step ${s + 1}, micro-batch ${m})`);
-        lossSum += Number(out[plan.loss.output].data[0]);
-        plan.weights.forEach((w, k) => {
-          const g = asFloat64(out[w.gradient]);
-          const sum = sums[k];
-          for (let i = 0; i < sum.length; i++) sum[i] += g[i];
-        });
+        last = await runSession(sessions.gradient, { ...data[m], ...weights }, fetches, `gradient model (step ${s + 1}, micro-batch ${m})`);
+        lossSum += Number(last[plan.loss.output].data[0]);
+        if (sums) plan.weights.forEach((w, k) => addInto(sums[k], last[w.gradient]));
       }
       const feeds = {};
       plan.weights.forEach((w, k) => {
-        const sum = sums[k];
-        for (let i = 0; i < sum.length; i++) sum[i] /= M;
         feeds[w.update.weight] = weights[w.name];
-        feeds[w.update.gradient] = fromFloat64(sum, w.type, w.shape);
+        feeds[w.update.gradient] = sums ? meanOf(sums[k], M, w) : last[w.gradient];
         for (const st of w.update.state) feeds[st.name] = state[st.name];
       });
       if (plan.stepInput) feeds[plan.stepInput] = { type: 'float32', dims: [], data: Float32Array.of(s + 1) };
