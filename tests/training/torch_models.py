@@ -13,8 +13,9 @@ writes, for each model NAME (all when none is named):
   OUT_DIR/NAME/<run>/<k>.pb    torch's weights after the run (TensorProtos
                                named after the initializer)
 
-Each model runs in eval() (BatchNorm uses its running statistics, Dropout is
-off) and each run trains a fresh copy from the same initial weights: a step
+Each model runs in eval() (BatchNorm uses its running statistics, set from 4
+random batches first; Dropout is off) and each run trains from the same
+initial weights: a step
 accumulates `(loss / M).backward()` over M micro-batches and calls
 `optimizer.step()` once.
 
@@ -48,9 +49,11 @@ SGD = {"optimizer": "sgd", "lr": 0.1, "steps": 1}
 # softmax does not see a shift of all its inputs) the float32 rounding noise
 # of either implementation (~1e-8) becomes a step of up to lr whose sign is
 # the noise's, and no two float32 implementations agree on it. With eps 1e-3
-# noise of 1e-8 moves a weight by ~lr·1e-5. The learnable task (blobs) trains
-# with eps 1e-8.
-ADAM = {"optimizer": "adam", "lr": 0.01, "betas": [0.9, 0.999], "eps": 1e-3, "steps": 3}
+# noise of 1e-8 moves a weight by ~lr·1e-5. lr is torch's default 1e-3: with
+# 1e-2, three steps on every weight of ResNet-18 (BatchNorm frozen) make its
+# loss explode (to ~1e7), where float32 differences grow without bound. The
+# learnable task (blobs) trains with eps 1e-8.
+ADAM = {"optimizer": "adam", "lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-3, "steps": 3}
 
 
 class Mlp(nn.Module):
@@ -217,6 +220,34 @@ def model_specs(batch):
 MODELS = model_specs(BATCH)
 
 
+def random_inputs(rng, inputs):
+    return [torch.from_numpy(rng.uniform(-1, 1, s["shape"]).astype(np.float32)) if s["kind"] == "float"
+            else torch.from_numpy(rng.integers(0, s["high"], s["shape"], dtype=np.int64)) for s in inputs]
+
+
+def make_model(make, inputs, seed):
+    """A fresh model in eval(), its BatchNorm statistics those of 4 random
+    batches (as a trained model's are: with torch's initial mean 0 and
+    variance 1, MobileNetV2's activations shrink ~10x a block and its
+    gradients vanish)."""
+    torch.manual_seed(seed)
+    model = make()
+    if any(isinstance(m, nn.BatchNorm2d) for m in model.modules()):
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.momentum = None  # a cumulative average
+        model.train()
+        rng = np.random.default_rng(seed + 100)
+        with torch.no_grad():
+            for _ in range(4):
+                model(*random_inputs(rng, inputs))
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.momentum = 0.1
+    model.eval()
+    return model
+
+
 def make_data(rng, inputs, labels_shape, classes, steps, microbatches):
     """[step][microbatch] -> {name: numpy array}, labels included."""
     data = []
@@ -328,9 +359,7 @@ def write_case(out_dir, name, make, inputs, labels_shape, classes, opset, runs, 
                seed=0):
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
-    torch.manual_seed(seed)
-    model = make()
-    model.eval()
+    model = make_model(make, inputs, seed)
     initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
     proto = export(model, inputs, opset, os.path.join(d, "model.onnx"))
 

@@ -34,9 +34,7 @@ def bench(out_dir, name, spec, steps, warmup):
     make, inputs, labels_shape, classes, opset = spec
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
-    torch.manual_seed(0)
-    model = make()
-    model.eval()
+    model = torch_models.make_model(make, inputs, 0)
     torch_models.export(model, inputs, opset, os.path.join(d, "model.onnx"))
     data = torch_models.make_data(np.random.default_rng(1), inputs, labels_shape, classes, warmup + steps, 1)
     torch_models.write_data(os.path.join(d, "data"), data)
