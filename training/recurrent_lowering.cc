@@ -302,7 +302,8 @@ class Unroller {
       names = a->strings;
     }
     if (static_cast<int>(names.size()) == cell_.activations && dirs_ == 2) {
-      names.insert(names.end(), names.begin(), names.end());
+      const std::vector<std::string> one = names;  // both directions use the same
+      names.insert(names.end(), one.begin(), one.end());
     }
     if (static_cast<int>(names.size()) != cell_.activations * dirs_) {
       return Error(absl::StrCat("activations lists ", names.size(), " functions, the node needs ",
