@@ -31,8 +31,6 @@ const PENDING = {
   mobilenet_v2: 'Conv, BatchNormalization, Clip and GlobalAveragePool rules',
   transformer: 'Slice, Concat, Softmax, LayerNormalization and Erf rules',
   gpt2_block: 'Gather, Slice, Split, Concat, Where, Softmax, Pow and Sqrt rules',
-  lstm: 'LSTM lowering and Slice, Concat rules',
-  gru_seq2seq: 'GRU lowering and Gather, Slice, Concat rules',
 };
 
 const filter = (process.env.AUTOPAR_TORCH_FILTER ?? '').split(',').filter(Boolean);
