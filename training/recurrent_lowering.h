@@ -4,8 +4,10 @@
 // one MatMul for the input projection of every time step and direction, then
 // per step a MatMul with the recurrent weights, Add for the biases,
 // Sigmoid/Tanh/Relu for the gates (the node's `activations`), Mul/Add/Sub to
-// combine them, and Split/Reshape/Concat/Transpose to take the steps apart
-// and build Y, Y_h and Y_c under the node's own output names.
+// combine them (LSTM peepholes too), and Split/Reshape/Concat/Transpose to
+// take the steps apart and build Y, Y_h and Y_c under the node's own output
+// names. Every direction, layout, linear_before_reset and optional input and
+// output is covered.
 //
 // Why: ONNX Runtime's CPU provider has no gradient kernels for these
 // operators, and their vector-Jacobian products (backpropagation through
