@@ -129,13 +129,14 @@ absl::Status Clip(NodeGradient& n) {
   const std::string zero = e.Scalar(0, t);
   if (n.HasInput(1) && n.Needs(1)) {
     // X ≤ min gives min (unless max is lower still: then max wins).
-    std::string chosen = e.Op("LessOrEqual", {n.X(0), low});
-    if (!high.empty()) chosen = e.Op("And", {chosen, e.Op("LessOrEqual", {low, high})});
+    // (Not of Greater/Less: LessOrEqual and GreaterOrEqual need opset 12.)
+    std::string chosen = e.Op("Not", {e.Op("Greater", {n.X(0), low})});
+    if (!high.empty()) chosen = e.Op("And", {chosen, e.Op("Not", {e.Op("Greater", {low, high})})});
     std::string g = e.Op("Where", {chosen, n.dY(0), zero});
     n.SetGradient(1, e.SumToShape(g, n.YDims(0), n.XDims(1)));
   }
   if (n.HasInput(2) && n.Needs(2)) {
-    std::string chosen = e.Op("GreaterOrEqual", {n.X(0), high});
+    std::string chosen = e.Op("Not", {e.Op("Less", {n.X(0), high})});
     if (!low.empty()) chosen = e.Op("Or", {chosen, e.Op("Greater", {low, high})});
     std::string g = e.Op("Where", {chosen, n.dY(0), zero});
     n.SetGradient(2, e.SumToShape(g, n.YDims(0), n.XDims(2)));

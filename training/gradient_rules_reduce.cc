@@ -126,14 +126,16 @@ absl::Status LayerNormalization(NodeGradient& n) {
     std::string dx = e.Op("Mul", {inner, r});
     std::vector<std::string> terms = {dx};
     const std::string scale = e.Scalar(static_cast<double>(count), t);
+    // Mean and InvStdDev have the stash type (float32 by default).
+    auto in_x_type = [&](int i) { return n.YType(i) == t ? n.dY(i) : e.Cast(n.dY(i), t); };
     if (n.num_outputs() > 1 && !n.dY(1).empty()) {
       // dμ/dX = 1/N on each element of the group.
-      terms.push_back(e.Op("Div", {e.Expand(n.dY(1), x_dims), scale}));
+      terms.push_back(e.Op("Div", {e.Expand(in_x_type(1), x_dims), scale}));
     }
     if (n.num_outputs() > 2 && !n.dY(2).empty()) {
       // dr/dX = −r³·(X − μ)/N = −r²·x̂/N.
       std::string r2 = e.Op("Mul", {r, r});
-      std::string d = e.Op("Mul", {e.Op("Mul", {n.dY(2), r2}), normalized});
+      std::string d = e.Op("Mul", {e.Op("Mul", {in_x_type(2), r2}), normalized});
       terms.push_back(e.Op("Neg", {e.Op("Div", {d, scale})}));
     }
     n.SetGradient(0, e.Sum(terms));

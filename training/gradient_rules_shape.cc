@@ -212,21 +212,23 @@ absl::Status Gather(NodeGradient& n) {
   int64_t p = 1, q = 1, count = 1;
   for (int64_t a = 0; a < axis; ++a) p *= x_dims[a];
   for (int64_t a = axis + 1; a < rank; ++a) q *= x_dims[a];
-  for (int64_t d : n.XDims(1)) count *= d;
+  for (int64_t d : n.XDims(1)) {
+    if (d < 0) return n.Unsupported("the indices have no static shape");
+    count *= d;
+  }
   const int64_t v = x_dims[axis];
   std::string indices = n.X(1);
   if (n.XType(1) != ir::DType::kInt64) indices = e.Cast(indices, ir::DType::kInt64);
-  indices = e.Reshape(indices, {count, 1});
+  indices = e.Reshape(indices, {1, count});
   // Negative indices count from the end.
   std::string negative = e.Op("Less", {indices, e.Scalar(0, ir::DType::kInt64)});
-  indices =
-      e.Op("Where",
-           {negative, e.Op("Add", {indices, e.Scalar(static_cast<double>(v), ir::DType::kInt64)}),
-            indices});
-  std::vector<int64_t> range(v);
-  for (int64_t k = 0; k < v; ++k) range[k] = k;
-  std::string one_hot = e.Cast(e.Op("Equal", {indices, e.Ints(range)}), n.XType(0));  // [N, V]
-  std::string one_hot_t = e.Transpose(one_hot, {1, 0});                               // [V, N]
+  std::string wrapped = e.Op("Add", {indices, e.Scalar(static_cast<double>(v), ir::DType::kInt64)});
+  indices = e.Op("Where", {negative, wrapped, indices});
+  // onehotᵀ[V, N]: row k is 1 where the index is k.
+  std::vector<double> rows(v);
+  for (int64_t k = 0; k < v; ++k) rows[k] = static_cast<double>(k);
+  std::string range = e.Tensor({v, 1}, rows, ir::DType::kInt64);
+  std::string one_hot_t = e.Cast(e.Op("Equal", {range, indices}), n.XType(0));
   std::string dy = e.Reshape(n.dY(0), {p, count, q});
   std::string dx = e.Op("MatMul", {one_hot_t, dy});  // [P, V, Q]
   n.SetGradient(0, e.Reshape(dx, x_dims));

@@ -1,7 +1,7 @@
 """Finite-difference cases: reductions, the softmax family, normalisations."""
 import numpy as np
 
-from rule_case import Case, node, rand
+from rule_case import FLOAT32, Case, node, rand
 
 CASES = [
     ("reducesum_axes_input", lambda rng: Case(
@@ -35,7 +35,8 @@ CASES += [
     ("logsoftmax_opset13_axis1", lambda rng: Case(
         [node("LogSoftmax", ["a"], ["y"], axis=1)], "y", [2, 3, 4], {"a": rand(rng, 2, 3, 4)}, opset=13)),
     # LayerNormalization (opset 17): last axis with scale and bias; two
-    # normalised axes without bias; the Mean and InvStdDev outputs used.
+    # normalised axes without bias; the Mean and InvStdDev outputs used (in
+    # float32: they have the stash type, float32).
     ("layernorm_last_axis", lambda rng: Case(
         [node("LayerNormalization", ["a", "s", "b"], ["y"], epsilon=1e-3)], "y", [2, 3, 5],
         {"a": rand(rng, 2, 3, 5, low=-2, high=2), "s": rand(rng, 5), "b": rand(rng, 5)})),
@@ -45,5 +46,5 @@ CASES += [
     ("layernorm_mean_invstd_outputs", lambda rng: Case(
         [node("LayerNormalization", ["a", "s", "b"], ["n", "mu", "rs"], axis=-2),
          node("Mul", ["mu", "rs"], ["m"]), node("Add", ["n", "m"], ["y"])], "y", [2, 3, 4],
-        {"a": rand(rng, 2, 3, 4), "s": rand(rng, 4), "b": rand(rng, 3, 4)})),
+        {"a": rand(rng, 2, 3, 4), "s": rand(rng, 4), "b": rand(rng, 3, 4)}, dtype=FLOAT32)),
 ]
