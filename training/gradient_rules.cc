@@ -24,6 +24,29 @@ static constexpr GradientRule kRules[] = {
     {OpKind::kSigmoid, rules::Sigmoid, kAllInputs, "dX = dY·Y·(1 − Y)"},
     {OpKind::kTanh, rules::Tanh, kAllInputs, "dX = dY·(1 − Y²)"},
     {OpKind::kExp, rules::Exp, kAllInputs, "dX = dY·Y"},
+    {OpKind::kClip, rules::Clip, kAllInputs,
+     "dX = dY·[min < X < max], dmin = ∑↓(dY·[X ≤ min]), dmax = ∑↓(dY·[X ≥ max])"},
+    {OpKind::kCast, rules::CastBack, kAllInputs, "dX = cast(dY, type(X))"},
+    {OpKind::kCastLike, rules::CastBack, Slots({0}), "dX = cast(dY, type(X))"},
+    {OpKind::kPow, rules::Pow, kAllInputs, "dA = ∑↓(dY·B·A^(B−1)), dB = ∑↓(dY·Y·ln A)"},
+    {OpKind::kSqrt, rules::Sqrt, kAllInputs, "dX = dY / 2Y"},
+    {OpKind::kLog, rules::Log, kAllInputs, "dX = dY / X"},
+    {OpKind::kReciprocal, rules::Reciprocal, kAllInputs, "dX = −dY·Y²"},
+    {OpKind::kAbs, rules::Abs, kAllInputs, "dX = dY·sign(X)"},
+    {OpKind::kLeakyRelu, rules::LeakyRelu, kAllInputs, "dX = dY·(X > 0 ? 1 : α)"},
+    {OpKind::kElu, rules::Elu, kAllInputs, "dX = dY·(X > 0 ? 1 : Y + α)"},
+    {OpKind::kErf, rules::Erf, kAllInputs, "dX = dY·(2/√π)·exp(−X²)"},
+    {OpKind::kSoftplus, rules::Softplus, kAllInputs, "dX = dY·σ(X)"},
+    {OpKind::kHardSigmoid, rules::HardSigmoid, kAllInputs, "dX = dY·α·[0 < αX + β < 1]"},
+    {OpKind::kHardSwish, rules::HardSwish, kAllInputs,
+     "dX = dY·(X < −3 ? 0 : X > 3 ? 1 : X/3 + 1/2)"},
+    {OpKind::kGelu, rules::Gelu, kAllInputs,
+     "dX = dY·(Φ(X) + X·φ(X)); tanh form: dY·d/dX[X(1 + tanh u)/2]"},
+    {OpKind::kSum, rules::SumInputs, kAllInputs, "dXᵢ = ∑↓dY"},
+    {OpKind::kMean, rules::MeanInputs, kAllInputs, "dXᵢ = ∑↓dY / n"},
+    {OpKind::kMax, rules::MaxMinInputs, kAllInputs, "dXᵢ = ∑↓(dY·[Xᵢ = Y] / #ties)"},
+    {OpKind::kMin, rules::MaxMinInputs, kAllInputs, "dXᵢ = ∑↓(dY·[Xᵢ = Y] / #ties)"},
+    {OpKind::kDropout, rules::Dropout, Slots({0}), "inference form: dX = dY"},
     // --- end element-wise ---
 
     // --- layout and data movement (gradient_rules_shape.cc) ---
@@ -32,6 +55,16 @@ static constexpr GradientRule kRules[] = {
     {OpKind::kSqueeze, rules::ReshapeBack, Slots({0}), "dX = reshape(dY, shape(X))"},
     {OpKind::kUnsqueeze, rules::ReshapeBack, Slots({0}), "dX = reshape(dY, shape(X))"},
     {OpKind::kTranspose, rules::Transpose, Slots({0}), "dX = transpose(dY, perm⁻¹)"},
+    {OpKind::kSlice, rules::Slice, Slots({0}), "dX = zeros(X) with dY at the sliced elements"},
+    {OpKind::kConcat, rules::Concat, kAllInputs, "dXᵢ = dY[offsetᵢ : offsetᵢ + sizeᵢ] on axis"},
+    {OpKind::kSplit, rules::Split, Slots({0}), "dX = concat(dYᵢ or zeros, axis)"},
+    {OpKind::kGather, rules::Gather, Slots({0}),
+     "dData = onehot(indices)ᵀ·dY on axis (scatter-add; repeats summed)"},
+    {OpKind::kPad, rules::Pad, Slots({0, 2}),
+     "constant mode: dX = dY[X's part] (zeros where cropped), dvalue = ∑dY − ∑dY[X's part]"},
+    {OpKind::kWhere, rules::Where, Slots({1, 2}), "dA = ∑↓(C ? dY : 0), dB = ∑↓(C ? 0 : dY)"},
+    {OpKind::kExpand, rules::Expand, Slots({0}), "dX = ∑↓dY"},
+    {OpKind::kTile, rules::Tile, Slots({0}), "dX = ∑ over the repeats of dY"},
     // --- end layout and data movement ---
 
     // --- products and convolutions (gradient_rules_linear.cc) ---
@@ -48,6 +81,10 @@ static constexpr GradientRule kRules[] = {
     // --- reductions and normalisations (gradient_rules_reduce.cc) ---
     {OpKind::kReduceSum, rules::ReduceSum, Slots({0}), "dX = expand(dY, shape(X))"},
     {OpKind::kReduceMean, rules::ReduceMean, Slots({0}), "dX = expand(dY, shape(X)) / n"},
+    {OpKind::kSoftmax, rules::Softmax, kAllInputs, "dX = Y·(dY − ∑ₐ(dY·Y))"},
+    {OpKind::kLogSoftmax, rules::LogSoftmax, kAllInputs, "dX = dY − exp(Y)·∑ₐdY"},
+    {OpKind::kLayerNormalization, rules::LayerNormalization, kAllInputs,
+     "x̂ = (X − μ)·r: dX = r·(g − mean(g) − x̂·mean(g·x̂)), g = dY·S; dS = ∑↓(dY·x̂), dB = ∑↓dY"},
     // --- end reductions and normalisations ---
 
     // --- pooling and normalisation of feature maps (gradient_rules_cnn.cc) ---

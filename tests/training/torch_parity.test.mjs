@@ -29,8 +29,6 @@ const PENDING = {
   cnn: 'Conv, BatchNormalization, MaxPool, AveragePool and Pad rules',
   resnet18: 'Conv, BatchNormalization, MaxPool and GlobalAveragePool rules',
   mobilenet_v2: 'Conv, BatchNormalization, Clip and GlobalAveragePool rules',
-  transformer: 'Slice, Concat, Softmax, LayerNormalization and Erf rules',
-  gpt2_block: 'Gather, Slice, Split, Concat, Where, Softmax, Pow and Sqrt rules',
   lstm: 'LSTM lowering and Slice, Concat rules',
   gru_seq2seq: 'GRU lowering and Gather, Slice, Concat rules',
 };
