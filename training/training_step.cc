@@ -1,5 +1,7 @@
 #include "training/training_step.h"
 
+#include <algorithm>
+#include <optional>
 #include <regex>
 
 #include "absl/container/flat_hash_set.h"
@@ -7,6 +9,7 @@
 #include "onnx_io/checker.h"
 #include "onnx_io/export.h"
 #include "training/gradient_pass.h"
+#include "training/recurrent_lowering.h"
 
 namespace autopar::training {
 
@@ -85,19 +88,32 @@ onnx::ModelProto MoveOutInitialWeights(std::vector<TrainedWeight>& weights,
   return init;
 }
 
-}  // namespace
-
-absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, const ir::Graph& graph,
-                                               const TrainingOptions& options) {
-  std::optional<std::regex> freeze;
-  if (!options.freeze.empty()) {
-    try {
-      freeze.emplace(options.freeze, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--freeze '", options.freeze, "' is not a regular expression: ", e.what()));
+// The floating-point initializers the loss's seeds depend on, less those
+// --freeze matches (added to `frozen` when given).
+std::vector<ir::ValueId> TrainedWeights(
+    const ir::Graph& graph, const std::vector<std::pair<ir::ValueId, std::string>>& seeds,
+    const std::optional<std::regex>& freeze, std::vector<std::string>* frozen) {
+  std::vector<ir::ValueId> seed_values;
+  for (const auto& [value, gradient] : seeds) seed_values.push_back(value);
+  const std::vector<bool> reached = ValuesTheSeedsDependOn(graph, seed_values);
+  std::vector<ir::ValueId> trained;
+  for (ir::ValueId id : graph.initializers()) {
+    const ir::Value& v = graph.value(id);
+    if (!reached[id.index()] || !IsDifferentiableType(v.dtype)) continue;
+    if (freeze && std::regex_search(v.name, *freeze)) {
+      if (frozen != nullptr) frozen->push_back(v.name);
+      continue;
     }
+    trained.push_back(id);
   }
+  return trained;
+}
+
+// The step of a model whose gradient path holds only operators with rules
+// (recurrent nodes already unrolled).
+absl::StatusOr<TrainingStep> BuildStep(const onnx_io::Model& model, const ir::Graph& graph,
+                                       const TrainingOptions& options,
+                                       const std::optional<std::regex>& freeze) {
   absl::StatusOr<onnx::ModelProto> exported = onnx_io::ExportModel(graph, model);
   if (!exported.ok()) return exported.status();
   TrainingStep step;
@@ -113,19 +129,7 @@ absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, cons
   step.classes = loss->classes;
 
   // The trained weights: floating-point initializers the loss depends on.
-  std::vector<ir::ValueId> seed_values;
-  for (const auto& [value, gradient] : loss->seeds) seed_values.push_back(value);
-  const std::vector<bool> reached = ValuesTheSeedsDependOn(graph, seed_values);
-  std::vector<ir::ValueId> trained;
-  for (ir::ValueId id : graph.initializers()) {
-    const ir::Value& v = graph.value(id);
-    if (!reached[id.index()] || !IsDifferentiableType(v.dtype)) continue;
-    if (freeze && std::regex_search(v.name, *freeze)) {
-      step.frozen.push_back(v.name);
-      continue;
-    }
-    trained.push_back(id);
-  }
+  const std::vector<ir::ValueId> trained = TrainedWeights(graph, loss->seeds, freeze, &step.frozen);
   if (trained.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("nothing to train: no floating-point initializer that the loss '",
@@ -207,6 +211,45 @@ absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, cons
         absl::StrCat("the written update model fails the ONNX checker: ", s.message()));
   }
   return step;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, const ir::Graph& graph,
+                                               const TrainingOptions& options) {
+  std::optional<std::regex> freeze;
+  if (!options.freeze.empty()) {
+    try {
+      freeze.emplace(options.freeze, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--freeze '", options.freeze, "' is not a regular expression: ", e.what()));
+    }
+  }
+  // LSTM, GRU and RNN nodes on the gradient path are unrolled into operators
+  // with rules first (training/recurrent_lowering.h). Which nodes those are
+  // depends on the loss and the trained weights: the loss is written into a
+  // scratch graph to find its seeds, and written for real by BuildStep.
+  const bool any_recurrent = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                         [](const ir::Node& n) { return IsRecurrent(n.kind); });
+  if (any_recurrent) {
+    onnx::GraphProto scratch;
+    GraphEmitter probe(&scratch, TakenNames(graph, model.proto.graph()), DefaultOpset(model.proto),
+                       "grad/");
+    absl::StatusOr<WrittenLoss> loss = WriteLoss(graph, options.loss, probe);
+    if (!loss.ok()) return loss.status();
+    std::vector<ir::ValueId> seed_values;
+    for (const auto& [value, gradient] : loss->seeds) seed_values.push_back(value);
+    const std::vector<ir::NodeId> recurrent =
+        RecurrentNodesOnGradientPath(graph, ValuesTheSeedsDependOn(graph, seed_values),
+                                     TrainedWeights(graph, loss->seeds, freeze, nullptr));
+    if (!recurrent.empty()) {
+      absl::StatusOr<LoweredModel> lowered = LowerRecurrentNodes(model, graph, recurrent);
+      if (!lowered.ok()) return lowered.status();
+      return BuildStep(lowered->model, lowered->graph, options, freeze);
+    }
+  }
+  return BuildStep(model, graph, options, freeze);
 }
 
 }  // namespace autopar::training

@@ -66,6 +66,21 @@ class Case:
                 "weights": {k: file_name(k) + ".pb" for k in self.weights}}
 
 
+class NewOpsetCase(Case):
+    """A case at an opset newer than Debian's onnx (1.12, opset 17) knows:
+    its checker is skipped (ONNX Runtime checks the model itself)."""
+
+    def model(self, name):
+        check = onnx.checker.check_model
+        onnx.checker.check_model = lambda model: None
+        try:
+            model = super().model(name)
+        finally:
+            onnx.checker.check_model = check
+        model.ir_version = 9
+        return model
+
+
 def node(op, inputs, outputs, **attrs):
     return helper.make_node(op, inputs, outputs, **attrs)
 

@@ -28,8 +28,6 @@ const LOSS_TOL = 1e-4;
 const PENDING = {
   resnet18: 'rules landed (SGD matches, 2.7e-6); after one Adam step the loss jumps 2.7 -> 13.8 and float32 noise (weights 2.8e-6 apart) moves it 2.5e-4',
   mobilenet_v2: 'rules landed (SGD matches, 7e-6); at Adam step 3 a ReLU6 mask flips on float32 noise (the gradient torch computes moves by 2.8 between weights 5.6e-6 apart)',
-  lstm: 'LSTM lowering and Slice, Concat rules',
-  gru_seq2seq: 'GRU lowering and Gather, Slice, Concat rules',
 };
 
 const filter = (process.env.AUTOPAR_TORCH_FILTER ?? '').split(',').filter(Boolean);
