@@ -71,6 +71,11 @@ static constexpr GradientRule kRules[] = {
     {OpKind::kMatMul, rules::MatMul, kAllInputs, "dA = ∑↓(dY·Bᵀ), dB = ∑↓(Aᵀ·dY)"},
     {OpKind::kGemm, rules::Gemm, kAllInputs,
      "Y = α·op(A)·op(B) + β·C: dop(A) = α·dY·op(B)ᵀ, dop(B) = α·op(A)ᵀ·dY, dC = β·∑↓dY"},
+    {OpKind::kConv, rules::Conv, kAllInputs,
+     "dX = ConvTranspose(dY, W) (output_padding to X), dW = Conv(Xᵀ, dYᵀ)ᵀ over the batch "
+     "(per group; strides ↔ dilations), dB = ∑dY"},
+    {OpKind::kConvTranspose, rules::ConvTranspose, kAllInputs,
+     "dX = Conv(dY, W), dW = Conv(dYᵀ, Xᵀ)ᵀ over the batch (per group), dB = ∑dY"},
     // --- end products and convolutions ---
 
     // --- reductions and normalisations (gradient_rules_reduce.cc) ---
@@ -81,6 +86,22 @@ static constexpr GradientRule kRules[] = {
     {OpKind::kLayerNormalization, rules::LayerNormalization, kAllInputs,
      "x̂ = (X − μ)·r: dX = r·(g − mean(g) − x̂·mean(g·x̂)), g = dY·S; dS = ∑↓(dY·x̂), dB = ∑↓dY"},
     // --- end reductions and normalisations ---
+
+    // --- pooling and normalisation of feature maps (gradient_rules_cnn.cc) ---
+    {OpKind::kMaxPool, rules::MaxPool, Slots({0}),
+     "dX = ConvTranspose(dY·onehot(argmax tap), onehot taps): dY to each window's first max"},
+    {OpKind::kGlobalMaxPool, rules::GlobalMaxPool, Slots({0}),
+     "dX = dY·[i = first argmax of the image]"},
+    {OpKind::kAveragePool, rules::AveragePool, Slots({0}),
+     "dX = ConvTranspose(dY / count, ones): count = taps in X (or in the padded X)"},
+    {OpKind::kGlobalAveragePool, rules::GlobalAveragePool, Slots({0}),
+     "dX = expand(dY, shape(X)) / (H·W·…)"},
+    {OpKind::kBatchNormalization, rules::BatchNormalization, Slots({0, 1, 2}),
+     "frozen mean, var; x̂ = (X − mean)/√(var + ε): dX = dY·scale/√(var + ε), dscale = ∑dY·x̂, "
+     "dB = ∑dY"},
+    {OpKind::kInstanceNormalization, rules::InstanceNormalization, kAllInputs,
+     "dX = (g − mean(g) − x̂·mean(g·x̂))/√(σ² + ε), g = dY·scale; dscale = ∑dY·x̂, dB = ∑dY"},
+    // --- end pooling and normalisation of feature maps ---
 };
 
 const GradientRule* FindGradientRule(ir::OpKind kind) {
