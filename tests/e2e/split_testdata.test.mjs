@@ -3,10 +3,9 @@
 // random node placement, its stages run on the stored inputs and the outputs
 // compared with the stored outputs.
 //
-// CI runs a fixed sample: every model of the small categories and every third
-// of `node` (932 one-operator tests, of which the multi-node ones are the
-// `_expanded` function bodies), about 15 of the full run's 40 minutes on two
-// busy cores. AUTOPAR_E2E_FULL=1 runs every model.
+// CI runs a fixed sample: every model of the small categories and every other
+// one of `node` (932 one-operator tests, of which the multi-node ones are
+// mostly the `_expanded` function bodies). AUTOPAR_E2E_FULL=1 runs every model.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -16,7 +15,7 @@ import { TESTDATA } from '../../tools/runner/testing/helpers.mjs';
 
 const FULL = process.env.AUTOPAR_E2E_FULL === '1';
 // The stride through a category's sorted models in the sampled run.
-const strideOf = (category) => (FULL || category !== 'node' ? 1 : 3);
+const strideOf = (category) => (FULL || category !== 'node' ? 1 : 2);
 
 const missing = !CLI ? 'AUTOPAR_CLI not set (run through ctest)' : !existsSync(TESTDATA) ? `${TESTDATA} not installed` : false;
 
@@ -74,5 +73,5 @@ test('libonnx-testdata models split on 2 devices reproduce their stored outputs'
     `${n.ortCannotRunOriginal} skipped because ORT cannot reproduce them unsplit; ${n.notSplittable} models refused by onnx-autopar; ` +
     `largest error ${worst.max_abs} (${worst.where})`);
   assert.deepEqual(failures, []);
-  assert.ok(n.ran > 100, `only ${n.ran} models ran`);
+  assert.ok(n.ran > (FULL ? 100 : 50), `only ${n.ran} models ran`);
 });

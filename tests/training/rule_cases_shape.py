@@ -13,6 +13,17 @@ CASES = [
         [node("Transpose", ["a"], ["y"], perm=[2, 0, 1])], "y", [4, 2, 3], {"a": rand(rng, 2, 3, 4)})),
     ("transpose_default", lambda rng: Case(
         [node("Transpose", ["a"], ["y"])], "y", [4, 3, 2], {"a": rand(rng, 2, 3, 4)})),
+    # Squeeze/Unsqueeze: axes as an attribute (opset 11) and as an input (13).
+    ("squeeze_opset11_attr", lambda rng: Case(
+        [node("Squeeze", ["a"], ["y"], axes=[0, -2])], "y", [3, 4], {"a": rand(rng, 1, 3, 1, 4)}, opset=11)),
+    ("squeeze_opset13_input", lambda rng: Case(
+        [node("Squeeze", ["a", "axes"], ["y"])], "y", [3, 4], {"a": rand(rng, 3, 1, 4)}, opset=13,
+        constants={"axes": np.array([1], dtype=np.int64)})),
+    ("unsqueeze_opset11_attr", lambda rng: Case(
+        [node("Unsqueeze", ["a"], ["y"], axes=[0, 3])], "y", [1, 3, 4, 1], {"a": rand(rng, 3, 4)}, opset=11)),
+    ("unsqueeze_opset13_input_negative", lambda rng: Case(
+        [node("Unsqueeze", ["a", "axes"], ["y"])], "y", [3, 1, 4], {"a": rand(rng, 3, 4)}, opset=13,
+        constants={"axes": np.array([-2], dtype=np.int64)})),
 ]
 
 I64 = np.int64

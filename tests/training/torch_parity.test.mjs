@@ -23,13 +23,6 @@ const ATOL = 1e-5;
 const RTOL = 1e-4;
 const LOSS_TOL = 1e-4;
 
-// Models whose training steps need gradient rules that are not written yet:
-// they run and report, as todo tests, until the rules land.
-const PENDING = {
-  resnet18: 'rules landed (SGD matches, 2.7e-6); after one Adam step the loss jumps 2.7 -> 13.8 and float32 noise (weights 2.8e-6 apart) moves it 2.5e-4',
-  mobilenet_v2: 'rules landed (SGD matches, 7e-6); at Adam step 3 a ReLU6 mask flips on float32 noise (the gradient torch computes moves by 2.8 between weights 5.6e-6 apart)',
-};
-
 const filter = (process.env.AUTOPAR_TORCH_FILTER ?? '').split(',').filter(Boolean);
 const probe = spawnSync(PYTHON, ['-c', 'import onnx, torch, torchvision'], { encoding: 'utf8' });
 const torchMissing = probe.status === 0 ? false : `${PYTHON} lacks onnx, torch or torchvision`;
@@ -87,7 +80,7 @@ function compareLosses(got, want, what) {
 test('torch_models.py wrote the cases', { skip: torchMissing }, () => assert.ok(cases.length > 0));
 
 for (const name of cases.filter((n) => n !== 'blobs')) {
-  test(`${name}: weights after 1 SGD step and 3 Adam steps equal torch's`, { todo: PENDING[name] }, () => {
+  test(`${name}: weights after 1 SGD step and 3 Adam steps equal torch's`, () => {
     const dir = join(casesDir, name);
     const c = JSON.parse(readFileSync(join(dir, 'case.json'), 'utf8'));
     const summary = [];
