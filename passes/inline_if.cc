@@ -117,13 +117,15 @@ void InlineOne(onnx::GraphProto& main, int index, const onnx::GraphProto& branch
     CollectNodeNames(main.node(i), used);
     node_names.insert(main.node(i).name());
   }
+  // The If's outputs are taken too: a branch value of the same name that is
+  // not the matching output must not end up defined twice.
+  for (const std::string& n : if_node.output()) used.insert(n);
   NameSet defined;
   CollectDefined(branch, false, defined);
   std::vector<std::string> sorted(defined.begin(), defined.end());
   std::sort(sorted.begin(), sorted.end());  // deterministic new names
   NameSet taken = used;
   taken.insert(defined.begin(), defined.end());
-  for (const std::string& n : if_node.output()) taken.insert(n);
   NameMap map;
   for (const std::string& n : sorted) {
     if (used.contains(n)) map[n] = Unique(n, taken);

@@ -145,6 +145,36 @@ TEST(InlineIfTest, OutputsThatNoBranchNodeMakesGoThroughIdentity) {
   EXPECT_EQ(ShapeOf(r.graph, "y"), "[2]");
 }
 
+TEST(InlineIfTest, ABranchValueNamedLikeAnotherIfOutputIsRenamed) {
+  // The branch's own y is not its first output, which the If calls y.
+  ShapeOptions options;
+  Inlined r = InlineText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y, float[2] z) {
+      k = Constant <value = bool {1}> ()
+      y, z = If(k) <
+        then_branch = then_g () => (float[2] z, float[2] y) {
+          y = Relu(x)
+          z = Neg(y)
+        },
+        else_branch = else_g () => (float[2] p, float[2] q) {
+          p = Abs(x)
+          q = Abs(x)
+        }
+      >
+    }
+  )",
+                         options);
+  EXPECT_EQ(r.count, 1);
+  const onnx::GraphProto& g = r.model.proto.graph();
+  ASSERT_EQ(g.node_size(), 2);
+  // Relu made the branch's y, now the If's z; Neg the branch's z, now y.
+  EXPECT_EQ(g.node(0).op_type(), "Relu");
+  EXPECT_EQ(g.node(0).output(0), "z");
+  EXPECT_THAT(g.node(1).input(), ElementsAre("z"));
+  EXPECT_EQ(g.node(1).output(0), "y");
+}
+
 TEST(InlineIfTest, AnIfInsideTheTakenBranchIsInlinedInTheNextRound) {
   ShapeOptions options;
   options.input_values["mode"] = {2};
