@@ -1,6 +1,7 @@
 #include "passes/partition.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -365,6 +366,55 @@ std::vector<std::pair<uint32_t, uint32_t>> NonTensorColocations(const ir::Graph&
     for (ir::NodeId c : value.consumers) {
       if (c != value.producer) pairs.emplace_back(value.producer.index(), c.index());
     }
+  }
+  if (pairs.empty()) return pairs;
+  // Note [Non-tensor stages]: sharing a device is not enough. A path that
+  // leaves the group's device and comes back (producer → other device →
+  // reader) puts the reader in a later stage than the producer, and a stage
+  // cannot be fed a sequence either. So every node on a path between two
+  // members of a group joins the group too: then the group and its stage
+  // level can be one (partition_stages.cc).
+  const size_t n = graph.num_nodes();
+  std::vector<uint32_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto find = [&parent](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const auto& [a, b] : pairs) parent[find(a)] = find(b);
+  std::map<uint32_t, std::vector<uint32_t>> groups;  // root → members, ascending
+  for (uint32_t i = 0; i < n; ++i) groups[find(i)].push_back(i);
+  std::vector<uint8_t> member(n), forward(n), backward(n);
+  for (const auto& [root, members] : groups) {
+    if (members.size() < 2) continue;
+    const uint32_t first = members.front();
+    const uint32_t last = members.back();
+    for (uint32_t i : members) member[i] = 1;
+    // Nodes are in topological order: reach forward from the members, then
+    // back from them, between the first and the last.
+    for (uint32_t i = first; i <= last; ++i) {
+      const ir::Node& node = graph.nodes()[i];
+      forward[i] = member[i];
+      auto reached = [&](ir::ValueId v) {
+        const ir::NodeId p = v.valid() ? graph.value(v).producer : ir::NodeId();
+        return p.valid() && p.index() >= first && forward[p.index()];
+      };
+      for (ir::ValueId v : node.inputs) forward[i] = forward[i] || reached(v);
+      for (ir::ValueId v : node.captured) forward[i] = forward[i] || reached(v);
+    }
+    for (uint32_t i = last + 1; i-- > first;) {
+      backward[i] = member[i];
+      for (ir::ValueId v : graph.nodes()[i].outputs) {
+        if (!v.valid()) continue;
+        for (ir::NodeId c : graph.value(v).consumers) {
+          if (c.index() <= last && backward[c.index()]) backward[i] = 1;
+        }
+      }
+    }
+    for (uint32_t i = first; i <= last; ++i) {
+      if (!member[i] && forward[i] && backward[i]) pairs.emplace_back(first, i);
+    }
+    for (uint32_t i = first; i <= last; ++i) member[i] = forward[i] = backward[i] = 0;
   }
   return pairs;
 }

@@ -142,7 +142,8 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
 
 /// The pairs (producer, reader) of nodes joined by a value Send/Recv cannot
 /// carry (sequences, maps, optionals, sparse tensors, unknown types), as node
-/// indices: they must share a device. Coarsen keeps each such pair in one unit
+/// indices: they must share a device, and so must the nodes on a path between
+/// two of them (Note [Non-tensor stages] in partition.cc). Coarsen keeps each such pair in one unit
 /// (CoarsenOptions::colocated), so that a searched placement respects it.
 std::vector<std::pair<uint32_t, uint32_t>> NonTensorColocations(const ir::Graph& graph);
 

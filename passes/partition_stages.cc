@@ -1,11 +1,13 @@
 // Stage models: each device's nodes grouped by level (see passes/partition.h).
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "passes/partition.h"
 #include "passes/partition_internal.h"
 
 namespace autopar::passes::partition_internal {
@@ -24,25 +26,74 @@ struct StageContents {
 // copied into each stage that reads them). Every edge between two stages goes
 // from a lower level to a higher one, so (level, device) order is a
 // topological order of the stages.
-std::vector<int32_t> Levels(const Analysis& a) {
+//
+// Nodes joined by a value a stage cannot be fed (a sequence, a map...; see
+// NonTensorColocations) must share a stage, so each such group takes the
+// highest level of its members, and the levels are recomputed until that
+// holds. A group that a path through another device splits never settles:
+// that is an error naming the value.
+absl::StatusOr<std::vector<int32_t>> Levels(const Analysis& a) {
   const ir::Graph& graph = *a.graph;
-  std::vector<int32_t> level(graph.num_nodes(), 0);
-  for (size_t i = 0; i < graph.num_nodes(); ++i) {
-    if (a.replicated[i]) continue;
-    for (ir::ValueId v : a.reads[i]) {
-      const ir::NodeId p = graph.value(v).producer;
-      if (!p.valid() || a.replicated[p.index()]) continue;
-      const int32_t hop = a.device[p.index()] != a.device[i] ? 1 : 0;
-      level[i] = std::max(level[i], level[p.index()] + hop);
+  const size_t n = graph.num_nodes();
+  std::vector<uint32_t> group(n);
+  std::iota(group.begin(), group.end(), 0u);
+  auto find = [&group](uint32_t x) {
+    while (group[x] != x) x = group[x] = group[group[x]];
+    return x;
+  };
+  const std::vector<std::pair<uint32_t, uint32_t>> joined = NonTensorColocations(graph);
+  for (const auto& [p, c] : joined) {
+    if (!a.replicated[p] && !a.replicated[c]) group[find(p)] = find(c);
+  }
+  std::vector<int32_t> floor(n, 0);
+  std::vector<int32_t> level(n, 0);
+  // Each round either settles or raises a group's floor; a group held apart
+  // by another device would rise forever.
+  for (size_t round = 0; round <= joined.size() + 1; ++round) {
+    for (size_t i = 0; i < n; ++i) {
+      level[i] = floor[find(static_cast<uint32_t>(i))];
+      if (a.replicated[i]) continue;
+      for (ir::ValueId v : a.reads[i]) {
+        const ir::NodeId p = graph.value(v).producer;
+        if (!p.valid() || a.replicated[p.index()]) continue;
+        const int32_t hop = a.device[p.index()] != a.device[i] ? 1 : 0;
+        level[i] = std::max(level[i], level[p.index()] + hop);
+      }
+    }
+    bool settled = true;
+    for (size_t i = 0; i < n; ++i) {
+      int32_t& f = floor[find(static_cast<uint32_t>(i))];
+      if (level[i] > f) {
+        f = level[i];
+        settled = false;
+      }
+    }
+    if (settled) return level;
+  }
+  for (const auto& [p, c] : joined) {
+    if (level[p] == level[c]) continue;
+    for (ir::ValueId v : graph.nodes()[p].outputs) {
+      if (!v.valid() || IsCarriable(graph.value(v))) continue;
+      const auto& readers = graph.value(v).consumers;
+      if (std::find(readers.begin(), readers.end(), ir::NodeId(c)) == readers.end()) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", graph.value(v).name, "' is not a tensor, and its producer '", graph.nodes()[p].name,
+          "' and its reader '", graph.nodes()[c].name,
+          "' cannot share a stage under this placement (a path between them runs through "
+          "another device); a stage can be fed tensors only"));
     }
   }
-  return level;
+  return absl::FailedPreconditionError(
+      "values that are not tensors cannot each stay inside one stage under this placement");
 }
 
 // Groups the nodes into stages numbered in (level, device) order.
-std::vector<StageContents> GroupStages(const Analysis& a, std::vector<int32_t>& stage_of) {
+absl::StatusOr<std::vector<StageContents>> GroupStages(const Analysis& a,
+                                                       std::vector<int32_t>& stage_of) {
   const ir::Graph& graph = *a.graph;
-  const std::vector<int32_t> level = Levels(a);
+  absl::StatusOr<std::vector<int32_t>> levels = Levels(a);
+  if (!levels.ok()) return levels.status();
+  const std::vector<int32_t>& level = *levels;
   std::vector<std::pair<int32_t, int32_t>> keys;  // (level, device)
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
     if (!a.replicated[i]) keys.emplace_back(level[i], a.device[i]);
@@ -129,6 +180,11 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
       const ir::Value& value = graph.value(v);
       if (value.kind == ir::ValueKind::kGraphInput || value.kind == ir::ValueKind::kInitializer) {
         needed.push_back(v);
+      } else if (value.producer.valid() && value.type_kind != ir::TypeKind::kTensor) {
+        // Levels keeps these inside one stage; a caller's own placement
+        // that splits them ends here, with the value named.
+        return absl::FailedPreconditionError(
+            absl::StrCat("'", value.name, "' is not a tensor and must not cross between stages"));
       } else if (value.producer.valid() && received_set.insert(v.index()).second) {
         received.push_back(v);
         stage.after.push_back(stage_of[value.producer.index()]);
@@ -198,7 +254,9 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
 
 absl::StatusOr<std::vector<Stage>> BuildStages(const Analysis& a) {
   std::vector<int32_t> stage_of;
-  const std::vector<StageContents> contents = GroupStages(a, stage_of);
+  absl::StatusOr<std::vector<StageContents>> grouped = GroupStages(a, stage_of);
+  if (!grouped.ok()) return grouped.status();
+  const std::vector<StageContents>& contents = *grouped;
   std::vector<Stage> stages;
   stages.reserve(contents.size());
   for (size_t s = 0; s < contents.size(); ++s) {

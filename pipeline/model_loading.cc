@@ -1,10 +1,49 @@
 #include "pipeline/model_loading.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "onnx_io/checker.h"
 #include "onnx_io/import.h"
+#include "passes/inline_if.h"
 
 namespace autopar::pipeline {
+namespace {
+
+// Nested Ifs a taken branch may reveal, inlined one level per round; deeper
+// ones stay whole.
+constexpr int kMaxInlineRounds = 8;
+
+// Replaces each If whose condition folds to a constant by its taken branch
+// (passes/inline_if.h), in `model` and `graph`, before the shapes that
+// planning uses are inferred. Shapes are inferred here without requiring
+// them static: a shape the branch's nodes fix only once inlined must not
+// stop it.
+absl::Status InlineKnownBranches(const passes::ShapeOptions& options, onnx_io::Model& model,
+                                 ir::Graph& graph) {
+  passes::ShapeOptions probe = options;
+  probe.require_static = false;
+  for (int round = 0; round < kMaxInlineRounds; ++round) {
+    if (std::none_of(graph.nodes().begin(), graph.nodes().end(),
+                     [](const ir::Node& n) { return n.kind == ir::OpKind::kIf; }))
+      return absl::OkStatus();
+    absl::StatusOr<passes::ShapeReport> shapes = passes::InferShapesWithReport(model, probe, graph);
+    if (!shapes.ok()) return shapes.status();
+    absl::StatusOr<int> inlined = passes::InlineKnownIfs(model, graph);
+    if (!inlined.ok()) return inlined.status();
+    if (*inlined == 0) break;
+    absl::StatusOr<ir::Graph> rebuilt = onnx_io::BuildGraph(model);
+    if (!rebuilt.ok()) return rebuilt.status();
+    graph = *std::move(rebuilt);
+  }
+  // The final inference starts from a graph no probe has touched.
+  absl::StatusOr<ir::Graph> fresh = onnx_io::BuildGraph(model);
+  if (!fresh.ok()) return fresh.status();
+  graph = *std::move(fresh);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<LoadedModel> LoadAndAnalyze(const std::string& path,
                                            const passes::ShapeOptions& options,
@@ -27,6 +66,9 @@ absl::StatusOr<LoadedModel> LoadAndAnalyze(const std::string& path,
                         absl::StrCat("'", path, "': ", graph.status().message()));
   }
   phase("infer shapes");
+  if (absl::Status s = InlineKnownBranches(options, *model, *graph); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("'", path, "': ", s.message()));
+  }
   absl::StatusOr<passes::ShapeReport> shapes =
       passes::InferShapesWithReport(*model, options, *graph);
   if (!shapes.ok()) {
