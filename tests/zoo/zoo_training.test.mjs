@@ -24,11 +24,11 @@ const only = process.env.ZOO_MODELS?.split(',');
 
 // The zoo models that cannot train, and why: control flow, integer-only or
 // constant-only paths, and the operators the gradient pass has no rule for.
+// (if_on_rate_bound trains: --input-value decides its If, which is inlined.)
 const REFUSED = {
   unet_tiny: /\(Resize\) is on the gradient path and its operator has no gradient rule/,
   greedy_decode_loop: /nothing to train: no floating-point initializer/,
   if_on_rate: /\(If\) is on the gradient path, and control flow has no gradient rule/,
-  if_on_rate_bound: /\(If\) is on the gradient path, and control flow has no gradient rule/,
   if_on_data: /\(If\) is on the gradient path, and control flow has no gradient rule/,
   unsorted_if: /\(If\) is on the gradient path, and control flow has no gradient rule/,
   detection_head: /\(TopK\) is on the gradient path and its operator has no gradient rule/,
