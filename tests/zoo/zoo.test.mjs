@@ -8,20 +8,13 @@
 // a diagnostic and written to ZOO_DIR/zoo_table.md.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, autopar, randomPlacementFile, runReport, splitAndRun, tempDir } from '../e2e/helpers.mjs';
+import { autopar, randomPlacementFile, runReport, splitAndRun, tempDir } from '../e2e/helpers.mjs';
+import { ZOO_DIR, manifest, manifestPath, missing, models } from './zoo_manifest.mjs';
 
-const ZOO_DIR = process.env.AUTOPAR_ZOO_DIR;
 const DEVICES = 4;
 const RANDOM_SEED = 7;
-const manifestPath = ZOO_DIR && join(ZOO_DIR, 'zoo.json');
-const missing = !CLI ? 'AUTOPAR_CLI not set (run through ctest)'
-  : !ZOO_DIR ? 'AUTOPAR_ZOO_DIR not set'
-    : !existsSync(manifestPath) ? `${manifestPath} missing: the export_zoo fixture should have written it` : false;
-const manifest = missing ? { models: [] } : JSON.parse(readFileSync(manifestPath, 'utf8'));
-const only = process.env.ZOO_MODELS?.split(',');
-const models = manifest.models.filter((m) => !only || only.includes(m.name));
 const rows = [];
 
 test('the zoo holds at least 30 models', { skip: missing }, () => {

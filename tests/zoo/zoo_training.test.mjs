@@ -11,16 +11,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLI, autopar, tempDir } from '../e2e/helpers.mjs';
+import { autopar, tempDir } from '../e2e/helpers.mjs';
+import { ZOO_DIR, missing, models } from './zoo_manifest.mjs';
 
 const TRAIN = fileURLToPath(new URL('../../tools/runner/train.mjs', import.meta.url));
-const ZOO_DIR = process.env.AUTOPAR_ZOO_DIR;
-const manifestPath = ZOO_DIR && join(ZOO_DIR, 'zoo.json');
-const missing = !CLI ? 'AUTOPAR_CLI not set (run through ctest)'
-  : !ZOO_DIR ? 'AUTOPAR_ZOO_DIR not set'
-    : !existsSync(manifestPath) ? `${manifestPath} missing: the export_zoo fixture should have written it` : false;
-const manifest = missing ? { models: [] } : JSON.parse(readFileSync(manifestPath, 'utf8'));
-const only = process.env.ZOO_MODELS?.split(',');
 
 // The zoo models that cannot train, and why: control flow, integer-only or
 // constant-only paths, and the operators the gradient pass has no rule for.
@@ -40,7 +34,7 @@ const REFUSED = {
 const FLOATS = new Set(['float32', 'float16', 'float64']);
 const rows = [];
 
-for (const m of manifest.models.filter((x) => !only || only.includes(x.name))) {
+for (const m of models) {
   test(`${m.name}: ${REFUSED[m.name] ? 'refused with its one error line' : 'trains 2 steps in ORT'}`, { skip: missing, timeout: 300000 }, () => {
     const model = join(ZOO_DIR, m.file);
     const info = autopar(['info', model, '--format', 'json', ...m.autopar]);
