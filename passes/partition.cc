@@ -375,15 +375,10 @@ std::vector<std::pair<uint32_t, uint32_t>> NonTensorColocations(const ir::Graph&
   // members of a group joins the group too: then the group and its stage
   // level can be one (partition_stages.cc).
   const size_t n = graph.num_nodes();
-  std::vector<uint32_t> parent(n);
-  std::iota(parent.begin(), parent.end(), 0u);
-  auto find = [&parent](uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  for (const auto& [a, b] : pairs) parent[find(a)] = find(b);
+  partition_internal::NodeGroups joined(n);
+  for (const auto& [a, b] : pairs) joined.Join(a, b);
   std::map<uint32_t, std::vector<uint32_t>> groups;  // root → members, ascending
-  for (uint32_t i = 0; i < n; ++i) groups[find(i)].push_back(i);
+  for (uint32_t i = 0; i < n; ++i) groups[joined.Find(i)].push_back(i);
   std::vector<uint8_t> member(n), forward(n), backward(n);
   for (const auto& [root, members] : groups) {
     if (members.size() < 2) continue;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,23 @@ namespace autopar::passes::partition_internal {
 /// views point into `model`, which must outlive the set (no copies: a
 /// million-node model has millions of names).
 absl::flat_hash_set<absl::string_view> CollectModelNames(const onnx::ModelProto& model);
+
+/// Union-find over node indices (path halving): the groups of nodes that a
+/// value a stage cannot be fed (NonTensorColocations) ties together.
+class NodeGroups {
+ public:
+  explicit NodeGroups(size_t num_nodes) : parent_(num_nodes) {
+    std::iota(parent_.begin(), parent_.end(), 0u);
+  }
+  uint32_t Find(uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void Join(uint32_t a, uint32_t b) { parent_[Find(a)] = Find(b); }
+
+ private:
+  std::vector<uint32_t> parent_;
+};
 
 /// Makes names that collide with nothing taken so far: `base` when free, else
 /// `base_1`, `base_2`, ... Every name it returns is taken from then on. The

@@ -35,15 +35,10 @@ struct StageContents {
 absl::StatusOr<std::vector<int32_t>> Levels(const Analysis& a) {
   const ir::Graph& graph = *a.graph;
   const size_t n = graph.num_nodes();
-  std::vector<uint32_t> group(n);
-  std::iota(group.begin(), group.end(), 0u);
-  auto find = [&group](uint32_t x) {
-    while (group[x] != x) x = group[x] = group[group[x]];
-    return x;
-  };
+  partition_internal::NodeGroups group(n);
   const std::vector<std::pair<uint32_t, uint32_t>> joined = NonTensorColocations(graph);
   for (const auto& [p, c] : joined) {
-    if (!a.replicated[p] && !a.replicated[c]) group[find(p)] = find(c);
+    if (!a.replicated[p] && !a.replicated[c]) group.Join(p, c);
   }
   std::vector<int32_t> floor(n, 0);
   std::vector<int32_t> level(n, 0);
@@ -51,7 +46,7 @@ absl::StatusOr<std::vector<int32_t>> Levels(const Analysis& a) {
   // by another device would rise forever.
   for (size_t round = 0; round <= joined.size() + 1; ++round) {
     for (size_t i = 0; i < n; ++i) {
-      level[i] = floor[find(static_cast<uint32_t>(i))];
+      level[i] = floor[group.Find(static_cast<uint32_t>(i))];
       if (a.replicated[i]) continue;
       for (ir::ValueId v : a.reads[i]) {
         const ir::NodeId p = graph.value(v).producer;
@@ -62,7 +57,7 @@ absl::StatusOr<std::vector<int32_t>> Levels(const Analysis& a) {
     }
     bool settled = true;
     for (size_t i = 0; i < n; ++i) {
-      int32_t& f = floor[find(static_cast<uint32_t>(i))];
+      int32_t& f = floor[group.Find(static_cast<uint32_t>(i))];
       if (level[i] > f) {
         f = level[i];
         settled = false;

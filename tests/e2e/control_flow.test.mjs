@@ -1,4 +1,4 @@
-// Control flow that splits (issue 31, parts 3 and 4), on the models of
+// Control flow that splits (an If inlined, non-tensor values kept in a stage), on the models of
 // control_flow_models.py:
 //  - a voice-activity detector whose whole network sits inside If(sr == 16000),
 //    bound with --input-value sr=16000: the If becomes its taken branch, whose
