@@ -132,6 +132,38 @@ TEST_F(TrainingCommandTest, RefusesWhatCannotTrain) {
                 "(Sin) is on the gradient path and its operator has no gradient rule", "o5");
 }
 
+// Forms a rule does not differentiate are refused by name, never given a zero
+// gradient: Pad's reflect mode, Dropout in training form, BatchNormalization
+// computing its batch statistics.
+TEST_F(TrainingCommandTest, RefusesOperatorFormsWithoutAGradient) {
+  auto with = [&](const std::string& name, const std::string& relu_replacement) {
+    std::string text = kMlp;
+    text.replace(text.find("    a = Relu(hb)"), 16, relu_replacement);
+    return WriteModel(name, text);
+  };
+  ExpectRefused(Train(with("pad.onnx",
+                           "    pads = Constant <value = int64[4] {0, 1, 0, 1}> ()\n"
+                           "    p = Pad <mode = \"reflect\"> (hb, pads)\n"
+                           "    a = Slice(p, starts, ends, axes)\n"
+                           "    starts = Constant <value = int64[1] {0}> ()\n"
+                           "    ends = Constant <value = int64[1] {5}> ()\n"
+                           "    axes = Constant <value = int64[1] {1}> ()"),
+                      "o1", {"--loss", "mse:logits"}),
+                kExitBadInput, "Pad mode 'reflect' has no gradient rule", "o1");
+  ExpectRefused(Train(with("dropout.onnx",
+                           "    ratio = Constant <value = float {0.5}> ()\n"
+                           "    training = Constant <value = bool {1}> ()\n"
+                           "    a = Dropout(hb, ratio, training)"),
+                      "o2", {"--loss", "mse:logits"}),
+                kExitBadInput, "Dropout in training form", "o2");
+  ExpectRefused(Train(with("batchnorm.onnx",
+                           "    s = Constant <value = float[5] {1, 1, 1, 1, 1}> ()\n"
+                           "    z = Constant <value = float[5] {0, 0, 0, 0, 0}> ()\n"
+                           "    a = BatchNormalization <training_mode = 1> (hb, s, z, z, s)"),
+                      "o3", {"--loss", "mse:logits"}),
+                kExitBadInput, "training mode", "o3");
+}
+
 TEST_F(TrainingCommandTest, RefusesTrainingFlagsThatDoNotFit) {
   const std::string model = WriteModel("mlp.onnx", kMlp);
   ExpectRefused(Train(model, "o1", {}), kExitUsage, "--mode training needs --loss", "o1");
