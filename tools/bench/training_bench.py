@@ -10,7 +10,7 @@ PyTorch parity test trains, at micro-batch size --batch), writes
   OUT_DIR/NAME/data/step_<s>/mb_0/*.pb   warmup + steps micro-batches, labels included
   OUT_DIR/NAME/torch.json    {"step_ms": [...], "losses": [...], "params": N}
 torch's step: zero_grad, forward, CrossEntropyLoss, backward and
-torch.optim.Adam(lr 1e-3)'s step, in eval() (as the export), on one thread
+torch.optim.Adam(lr 1e-4)'s step, in eval() (as the export), on one thread
 (torch.set_num_threads(1)), timed with time.perf_counter; the first --warmup
 steps are trained on but not reported.
 """
@@ -27,7 +27,9 @@ import torch.nn as nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "training"))
 import torch_models  # noqa: E402  (the models the parity test checks)
 
-LEARNING_RATE = 1e-3
+# As the parity test (tests/training/torch_models.py): at 1e-3 ResNet-18's and
+# MobileNetV2's losses part from torch's on float32 noise within 3 steps.
+LEARNING_RATE = 1e-4
 
 
 def bench(out_dir, name, spec, steps, warmup):
