@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "search/capped_chunks.h"
 #include "search/node_refinement.h"
 #include "search/sgp_node_sweeps.h"
 #include "search/sgp_steps.h"
@@ -65,8 +66,9 @@ void KeepNodesTogether(const NodeLevel& level, Placement& plan) {
 // Step 7b: the interleaved chunks of step 4c cut from `order`, a topological
 // order of the nodes (units can be too coarse to balance many chunks: GPT-2
 // small's 14), chunk i on devices[i mod D], each cap `growth` · i / (chunks -
-// 1) above the first; bisection on the first cap. A locked unit's nodes follow
-// its first node. Memory is left to the simulator that judges the plan.
+// 1) above the first; bisection on the first cap (capped_chunks.h; a chunk
+// may stay empty). A locked unit's nodes follow its first node. Memory is
+// left to the simulator that judges the plan.
 Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
                                 const std::vector<int>& devices, int chunks_per_device,
                                 double growth, absl::Span<const uint32_t> order) {
@@ -83,29 +85,13 @@ Placement InterleavedNodeChunks(const NodeLevel& level, const Cluster& cluster,
     }
   }
   auto device_of_chunk = [&](size_t j) { return devices[j % devices.size()]; };
-  const double last = static_cast<double>(std::max<size_t>(1, num_chunks - 1));
-  std::vector<uint32_t> ends(num_chunks);
-  // Greedy maximal chunks under the caps; true when they cover every node.
-  auto fill = [&](double first_cap_us) {
-    uint32_t begin = 0;
-    for (size_t j = 0; j < num_chunks; ++j) {
-      const std::vector<double>& sums = prefix[cluster.device(device_of_chunk(j)).kind];
-      const double cap_us = first_cap_us * (1 + growth * static_cast<double>(j) / last);
-      const auto end = static_cast<uint32_t>(
-          std::upper_bound(sums.begin() + begin, sums.end(), sums[begin] + cap_us) - sums.begin() -
-          1);
-      ends[j] = std::max(begin, end);
-      begin = ends[j];
-    }
-    return begin == n;
-  };
-  double low = 0, high = 0;
-  for (int d : devices) high = std::max(high, prefix[cluster.device(d).kind][n]);
-  for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
-    const double mid = (low + high) / 2;
-    (fill(mid) ? high : low) = mid;
+  std::vector<ChunkDevice> chunks(num_chunks);
+  for (size_t j = 0; j < num_chunks; ++j) {
+    chunks[j].prefix_us = &prefix[cluster.device(device_of_chunk(j)).kind];
   }
-  fill(high);
+  CappedChunker chunker(chunks);
+  chunker.Balance(growth, EmptyChunk::kAllowed);  // covers the order: no memory bound
+  const std::vector<uint32_t>& ends = chunker.ends();
   Placement plan;
   plan.device.resize(n);
   uint32_t begin = 0;

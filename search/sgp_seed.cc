@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "search/capped_chunks.h"
 #include "search/memory_profile.h"
 #include "search/sgp_steps.h"
 
@@ -111,53 +112,37 @@ const std::vector<uint32_t>& Sgp::EndsOn(int device) {
   return ends_by_capacity_.back().second;
 }
 
-// Step 2, one probe: greedy maximal segments of at most `max_us` each.
-// Segments past the last unit are empty. False when the units do not fit.
-bool Sgp::Fill(const std::vector<int>& devices, double max_us, Segments& segments, double growth) {
-  segments.devices = devices;
-  segments.bounds.assign(1, 0);
-  uint32_t begin = 0;
-  const double last = static_cast<double>(std::max<size_t>(1, devices.size() - 1));
-  for (size_t j = 0; j < devices.size(); ++j) {
-    const int d = devices[j];
-    uint32_t end = begin;
-    if (begin < n_) {
-      const std::vector<double>& prefix = prefix_us_[cluster_.device(d).kind];
-      const double cap_us = max_us * (1 + growth * static_cast<double>(j) / last);
-      const auto by_time = static_cast<uint32_t>(
-          std::upper_bound(prefix.begin() + begin + 1, prefix.end(), prefix[begin] + cap_us) -
-          prefix.begin() - 1);
-      end = std::min(EndsOn(d)[begin], by_time);
-      if (end == begin) return false;
-    }
-    segments.bounds.push_back(end);
-    begin = end;
+// Step 2's chunker over `devices` in order: each device's compute prefix
+// sums and its memory bound (SegmentEnds at its capacity in use).
+CappedChunker Sgp::SegmentChunker(const std::vector<int>& devices) {
+  std::vector<ChunkDevice> chunks;
+  chunks.reserve(devices.size());
+  for (int d : devices) {
+    chunks.push_back(
+        {.prefix_us = &prefix_us_[cluster_.device(d).kind], .memory_ends = &EndsOn(d)});
   }
-  return begin == n_;
+  return CappedChunker(chunks);
 }
 
-// Step 2: the least bottleneck over `devices` (bisection), empty segments
-// dropped. Empty when the units do not fit these devices at all.
+// Step 2: whether the units fit `devices` as contiguous segments, one per
+// device (greedy, without a time cap).
+bool Sgp::FitsSegments(const std::vector<int>& devices) {
+  return SegmentChunker(devices).Fill({.first_us = kInfinity, .empty = EmptyChunk::kFails});
+}
+
+// Step 2: the least bottleneck over `devices` (bisection on the cap, each
+// probe a greedy fill, capped_chunks.h), empty segments dropped. Empty when
+// the units do not fit these devices at all.
 std::optional<Segments> Sgp::Balance(const std::vector<int>& devices, double& bottleneck_us,
                                      double growth) {
-  Segments segments;
-  if (!Fill(devices, kInfinity, segments)) return std::nullopt;
-  double low = 0, high = 0;
-  for (int d : devices) high = std::max(high, SegmentUs(d, 0, n_));
-  for (int step = 0; step < kBisectionSteps && high - low > 1e-9 * high; ++step) {
-    const double mid = (low + high) / 2;
-    if (Fill(devices, mid, segments, growth)) {
-      high = mid;
-    } else {
-      low = mid;
-    }
-  }
-  Fill(devices, high, segments, growth);
+  CappedChunker chunker = SegmentChunker(devices);
+  if (!chunker.Balance(growth, EmptyChunk::kFails)) return std::nullopt;
+  const std::vector<uint32_t>& ends = chunker.ends();
   Segments kept;
   kept.bounds.push_back(0);
   bottleneck_us = 0;
   for (size_t j = 0; j < devices.size(); ++j) {
-    const uint32_t begin = segments.bounds[j], end = segments.bounds[j + 1];
+    const uint32_t begin = j == 0 ? 0 : ends[j - 1], end = ends[j];
     if (begin == end) continue;
     kept.devices.push_back(devices[j]);
     kept.bounds.push_back(end);
@@ -232,9 +217,8 @@ std::optional<Candidate> Sgp::BestSegments() {
     return devices;
   };
   int fewest = 0;
-  Segments segments;
   for (int k = 1; k <= num_devices_ && fewest == 0; ++k) {
-    if (Fill(first_devices(k), kInfinity, segments)) fewest = k;
+    if (FitsSegments(first_devices(k))) fewest = k;
   }
   if (fewest == 0) return std::nullopt;
 

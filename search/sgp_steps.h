@@ -28,6 +28,7 @@
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/simulator.h"
+#include "search/capped_chunks.h"
 #include "search/memory_profile.h"
 #include "search/schedule_estimate.h"
 #include "search/search.h"
@@ -45,8 +46,6 @@ constexpr double kNodesNearLowerBound = 0.01;
 /// A moved boundary keeps both segments within this fraction above the
 /// bottleneck (steps 3 and 4c).
 constexpr double kBalanceTolerance = 0.05;
-/// Bisection steps on a bottleneck or chunk cap (steps 2, 4c and 7b).
-constexpr int kBisectionSteps = 64;
 /// A plan this close to the lower bound is final: no other can beat it by more.
 constexpr double kNearLowerBound = 0.05;
 /// A plan on more devices must beat one on fewer by this fraction: it pays
@@ -101,7 +100,8 @@ class Sgp {
     const std::vector<double>& prefix = prefix_us_[cluster_.device(device).kind];
     return prefix[end] - prefix[begin];
   }
-  bool Fill(const std::vector<int>& devices, double max_us, Segments& segments, double growth = 0);
+  CappedChunker SegmentChunker(const std::vector<int>& devices);
+  bool FitsSegments(const std::vector<int>& devices);
   std::optional<Segments> Balance(const std::vector<int>& devices, double& bottleneck_us,
                                   double growth = 0);
   void Refine(Segments& segments, double max_us);
