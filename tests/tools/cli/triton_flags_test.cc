@@ -2,9 +2,7 @@
 // inside OUT_DIR with configs that parse, GPUs follow the list, and bad
 // combinations are one-line usage errors that write nothing.
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,7 @@ using testing::CommandResult;
 using ::testing::Contains;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
 
@@ -52,13 +51,6 @@ CommandResult Split(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {AUTOPAR_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, 300);
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  std::stringstream text;
-  text << stream.rdbuf();
-  return text.str();
 }
 
 triton::ModelConfig ReadConfig(const fs::path& path) {
