@@ -10,7 +10,8 @@
 //     of the topological order, segment j on device j, each within its
 //     device's memory (SegmentEnds' estimate) and of the least possible
 //     bottleneck time — bisection on the bottleneck, each probe a greedy fill
-//     in O(k log V) — so a device twice as fast receives twice the work. Device
+//     in O(k log V) (capped_chunks.h, which step 7b's chunks of the nodes
+//     share) — so a device twice as fast receives twice the work. Device
 //     counts k from the fewest that hold the model upwards (the fastest
 //     devices first), until kMaxFruitlessCounts counts in a row did not win.
 //  3. Boundary refinement: each boundary moves to the cheapest cut within
