@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "costmodel/json_file.h"
 
 namespace autopar::costmodel {
 namespace {
@@ -383,19 +382,10 @@ absl::StatusOr<DeviceSpec> DeviceSpecFromJson(const nlohmann::json& json,
 }
 
 absl::StatusOr<DeviceSpec> LoadDeviceSpec(const std::filesystem::path& path) {
-  std::string context = absl::StrCat("device file '", path.string(), "'");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(context, " cannot be read"));
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(context, " is not valid JSON (byte ", e.byte, ")"));
-  }
-  return DeviceSpecFromJson(json, context);
+  const std::string source = absl::StrCat("device file '", path.string(), "'");
+  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path.string(), source);
+  if (!json.ok()) return json.status();
+  return DeviceSpecFromJson(*json, source);
 }
 
 absl::StatusOr<DeviceSpec> ResolveDevice(std::string_view preset_or_path) {

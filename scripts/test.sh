@@ -22,7 +22,7 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   # test folders that parse, check, cost and rewrite models (plus the bad-input
   # corpus and the fuzzers' regression inputs); the placers' and the CLI's own
   # tests run in the first tree only. Any sanitizer report fails its test.
-  cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  cmake -S . -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAUTOPAR_WERROR=ON \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DAUTOPAR_SANITIZE=ON -DAUTOPAR_BENCHMARKS=OFF \
     -DAUTOPAR_TEST_FOLDERS="ir;shapes;onnx_io;costmodel;passes;robustness" >/dev/null
   cmake --build "$ASAN_BUILD_DIR"

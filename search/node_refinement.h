@@ -1,6 +1,6 @@
-// TGA's refinement below the units: the unit-level search places units, but
-// what runs is a placement of nodes, and a unit is often too coarse a piece
-// to balance a wide graph well. The best unit plans are projected onto the
+// The polish below the units that TGA and SGP (its step 7f) share: a search
+// places units, but what runs is a placement of nodes, and a unit is often
+// too coarse a piece to balance a wide graph well. Unit plans are projected onto the
 // nodes and improved there, multilevel style (Karypis and Kumar, "A fast and
 // high quality multilevel scheme for partitioning irregular graphs", 1998:
 // project, then refine at every level on the way down), except that every

@@ -203,8 +203,11 @@ TEST(DeviceFileTest, LoadAndResolve) {
 
   absl::StatusOr<DeviceSpec> broken = LoadDeviceSpec(dir.Write("broken.json", "{\"name\": "));
   EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(broken.status().message(), HasSubstr("not valid JSON"));
-  EXPECT_TRUE(absl::IsNotFound(LoadDeviceSpec(dir / "missing.json").status()));
+  EXPECT_THAT(broken.status().message(), HasSubstr("device file '"));
+  EXPECT_THAT(broken.status().message(), HasSubstr("is not valid JSON"));
+  absl::StatusOr<DeviceSpec> missing = LoadDeviceSpec(dir / "missing.json");
+  EXPECT_TRUE(absl::IsNotFound(missing.status()));
+  EXPECT_THAT(missing.status().message(), HasSubstr("cannot open device file '"));
   absl::StatusOr<DeviceSpec> neither = ResolveDevice("no-such-device");
   EXPECT_TRUE(absl::IsNotFound(neither.status()));
   EXPECT_THAT(neither.status().message(), HasSubstr("neither a preset"));

@@ -3,8 +3,6 @@
 #include "onnx_io/deployment_writer.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::ReadFile;
 using testing::TempDir;
 
 constexpr char kModel[] = R"(
@@ -34,13 +33,6 @@ Model MakeModel() {
   absl::StatusOr<Model> model = ModelFromProto(*ParseModelText(kModel));
   EXPECT_TRUE(model.ok()) << model.status();
   return *model;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  return buffer.str();
 }
 
 // Entries of `dir` (names only), sorted.

@@ -8,9 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "onnx_io/import.h"
-#include "onnx_io/model.h"
-#include "onnx_io/text_format.h"
+#include "tests/passes/text_models.h"
 
 namespace autopar::passes {
 namespace {
@@ -32,35 +30,20 @@ struct Folded {
 };
 
 Folded Fold(const std::string& text, const FoldOptions& options = {}) {
-  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(text);
-  EXPECT_TRUE(proto.ok()) << proto.status();
-  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*proto);
-  EXPECT_TRUE(model.ok()) << model.status();
-  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  Folded folded{*std::move(graph), {}};
-  absl::StatusOr<FoldResult> result = FoldConstants(*model, options, folded.graph);
+  absl::StatusOr<testing::ImportedText> imported = testing::ImportText(text);
+  EXPECT_TRUE(imported.ok()) << imported.status();
+  if (!imported.ok()) return {};
+  Folded folded{std::move(imported->graph), {}};
+  absl::StatusOr<FoldResult> result = FoldConstants(imported->model, options, folded.graph);
   EXPECT_TRUE(result.ok()) << result.status();
   if (result.ok()) folded.result = *result;
   return folded;
 }
 
-// torch's key-padding-mask pattern: the Expand target is computed from
-// ConstantOfShape, Mul, Equal and Where over a shape.
+// torch's key-padding-mask pattern (text_models.h): the Expand target is
+// computed from ConstantOfShape, Mul, Equal and Where over a shape.
 TEST(FoldConstantsTest, MaskChainResolvesTheExpandTarget) {
-  Folded f = Fold(R"(
-    <ir_version: 8, opset_import: ["" : 17]>
-    g (float[2,5] x, bool[2,1,1,5] mask) => (bool[?,?,?,?] y) {
-      target = Constant <value = int64[4] {2, 4, 5, 5}> ()
-      n = Constant <value = int64[1] {4}> ()
-      ones = ConstantOfShape <value = int64[1] {1}> (n)
-      minus = Constant <value = int64 {-1}> ()
-      neg = Mul(ones, minus)
-      same = Equal(target, neg)
-      shape = Where(same, ones, target)
-      y = Expand(mask, shape)
-    }
-  )");
+  Folded f = Fold(testing::kMaskChainModel);
   EXPECT_THAT(f.Ints("ones"), ElementsAre(1, 1, 1, 1));
   EXPECT_THAT(f.Ints("neg"), ElementsAre(-1, -1, -1, -1));
   EXPECT_THAT(f.Ints("same"), ElementsAre(0, 0, 0, 0));

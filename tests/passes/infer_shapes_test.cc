@@ -12,6 +12,7 @@
 #include "onnx_io/import.h"
 #include "onnx_io/model.h"
 #include "onnx_io/text_format.h"
+#include "tests/passes/text_models.h"
 
 namespace autopar::passes {
 namespace {
@@ -231,14 +232,10 @@ struct Reported {
   ShapeReport report;
 };
 Reported InferText(const char* text, const ShapeOptions& options = {}) {
-  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(text);
-  if (!proto.ok()) return {proto.status(), {}, {}};
-  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*proto);
-  if (!model.ok()) return {model.status(), {}, {}};
-  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
-  if (!graph.ok()) return {graph.status(), {}, {}};
-  Reported r{absl::OkStatus(), *std::move(graph), {}};
-  absl::StatusOr<ShapeReport> report = InferShapesWithReport(*model, options, r.graph);
+  absl::StatusOr<testing::ImportedText> imported = testing::ImportText(text);
+  if (!imported.ok()) return {imported.status(), {}, {}};
+  Reported r{absl::OkStatus(), std::move(imported->graph), {}};
+  absl::StatusOr<ShapeReport> report = InferShapesWithReport(imported->model, options, r.graph);
   if (report.ok()) {
     r.report = *std::move(report);
   } else {
@@ -250,19 +247,7 @@ Reported InferText(const char* text, const ShapeOptions& options = {}) {
 TEST(InferShapesTest, FoldedMaskChainGivesExpandItsShape) {
   // The shape tensor is a Where over a ConstantOfShape chain, as torch
   // exports key-padding masks; ONNX's data propagation stops at Where.
-  Reported r = InferText(R"(
-    <ir_version: 8, opset_import: ["" : 17]>
-    g (bool[2,1,1,5] mask) => (bool[?,?,?,?] y) {
-      target = Constant <value = int64[4] {2, 4, 5, 5}> ()
-      n = Constant <value = int64[1] {4}> ()
-      ones = ConstantOfShape <value = int64[1] {1}> (n)
-      minus = Constant <value = int64 {-1}> ()
-      neg = Mul(ones, minus)
-      same = Equal(target, neg)
-      shape = Where(same, ones, target)
-      y = Expand(mask, shape)
-    }
-  )");
+  Reported r = InferText(testing::kMaskChainModel);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(ShapeOf(r.graph, "y"), "[2,4,5,5]");
   EXPECT_TRUE(r.report.estimates.empty());

@@ -6,14 +6,13 @@
 // it is reproducible). Each case prints its step time, for the record.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/cli_json.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -21,8 +20,8 @@ namespace autopar {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::CommandResult;
-using testing::RunCommand;
+using testing::ReadJsonFile;
+using testing::RunJson;
 using testing::TempDir;
 
 // CNNs with branches (GoogLeNet, SqueezeNet), depthwise convolutions,
@@ -43,16 +42,7 @@ nlohmann::json RunCli(std::vector<std::string> argv) {
   const std::vector<std::string> flags = ProblemFlags();
   argv.insert(argv.begin(), AUTOPAR_CLI);
   argv.insert(argv.end(), flags.begin(), flags.end());
-  CommandResult r = RunCommand(argv, 300);
-  EXPECT_EQ(r.exit_code, 0) << argv[1] << ": " << r.stderr_text;
-  return nlohmann::json::parse(r.stdout_text, nullptr, /*allow_exceptions=*/false);
-}
-
-nlohmann::json ReadJson(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return RunJson(argv, 300);
 }
 
 class PlacementConsistencyTest : public ::testing::TestWithParam<const char*> {};
@@ -71,7 +61,7 @@ TEST_P(PlacementConsistencyTest, PlaceCompareAndPlanJsonAgree) {
     ASSERT_FALSE(placed.is_discarded());
     const fs::path out = dir / algorithm;
     RunCli({model, "-o", out.string(), "--algo", algorithm, "--no-report", "--json"});
-    const nlohmann::json plan = ReadJson(out / "plan.json");
+    const nlohmann::json plan = ReadJsonFile(out / "plan.json");
     ASSERT_FALSE(plan.is_discarded());
 
     const nlohmann::json& row = compared["results"][i];

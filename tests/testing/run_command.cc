@@ -10,22 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "tests/testing/temp_dir.h"
 
 namespace autopar::testing {
-namespace {
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 CommandResult RunCommand(const std::vector<std::string>& argv, int timeout_seconds) {
   TempDir dir;

@@ -5,9 +5,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace autopar::testing {
+
+/// The bytes of the file at `path` (empty when it cannot be read): what a
+/// test or the program under test wrote.
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 class TempDir {
  public:

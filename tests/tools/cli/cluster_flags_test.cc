@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/cli_expectations.h"
+#include "tests/testing/cli_json.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -17,6 +18,7 @@ namespace {
 using testing::CommandResult;
 using testing::ExpectCleanError;
 using testing::RunCommand;
+using testing::RunJson;
 using testing::TempDir;
 
 constexpr int kExitUsage = 1;
@@ -49,9 +51,7 @@ std::string Chain() {
 nlohmann::json Place(const std::vector<std::string>& flags) {
   std::vector<std::string> argv = {AUTOPAR_CLI, "place", "--format", "json"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  CommandResult r = RunCommand(argv, 60);
-  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  return nlohmann::json::parse(r.stdout_text, nullptr, /*allow_exceptions=*/false);
+  return RunJson(argv, 60);
 }
 
 TEST(ClusterFlagsTest, DevicesOverACostGraphKeepsItsMemory) {

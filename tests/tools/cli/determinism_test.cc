@@ -5,9 +5,7 @@
 // by --max-generations (not by the wall-clock --time-budget). The measured
 // search time, the one run-dependent number, is written only with --timings.
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,18 +22,12 @@ namespace fs = std::filesystem;
 using testing::CommandResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
 
 // A real CNN with external weights (> 40 MB of .data), split into stages.
 constexpr char kModel[] = "resnet18";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Every regular file under `dir`, by relative path, with its bytes.
 std::map<std::string, std::string> Files(const fs::path& dir) {

@@ -2,8 +2,6 @@
 // one JSON object on stdout and nothing else; --dot writes the placed graph;
 // and with stderr not a terminal (as under ctest) no progress bar appears.
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +22,7 @@ namespace fs = std::filesystem;
 using testing::CommandResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::ReadFile;
 using testing::RunCommand;
 using ::testing::StartsWith;
 using testing::TempDir;
@@ -40,11 +39,6 @@ constexpr char kModel[] = R"(
     y = Add(b, d)
   }
 )";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // No progress output: no carriage return, no bar, no spinner line.
 void ExpectNoProgress(const CommandResult& r) {

@@ -2,7 +2,6 @@
 // --host-calibration) and what plan.json says about micro-batches, as a user
 // meets them through the executable.
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include "nlohmann/json.hpp"
 #include "onnx_io/text_format.h"
 #include "tests/testing/cli_expectations.h"
+#include "tests/testing/cli_json.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
 
@@ -21,7 +21,9 @@ namespace {
 using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
+using testing::ReadJsonFile;
 using testing::RunCommand;
+using testing::StdoutJson;
 using testing::TempDir;
 
 constexpr int kExitUsage = 1;
@@ -50,11 +52,6 @@ CommandResult Cli(std::vector<std::string> args) {
   return RunCommand(args, 120);
 }
 
-nlohmann::json Json(const CommandResult& r) {
-  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  return nlohmann::json::parse(r.stdout_text, nullptr, /*allow_exceptions=*/false);
-}
-
 TEST(NodeTimesFlagTest, MeasuredTimesAreWhatThePlaceCommandSimulates) {
   TempDir dir;
   const std::string model = WriteChain(dir);
@@ -62,15 +59,15 @@ TEST(NodeTimesFlagTest, MeasuredTimesAreWhatThePlaceCommandSimulates) {
   const std::string times = dir.Write("t.json", R"({"MatMul_0": 1000, "Relu_1": 10,
                                                     "MatMul_2": 1000, "Relu_3": 10})")
                                 .string();
-  const nlohmann::json plan = Json(Cli({"place", model, "--devices", "1", "--device", "cpu:1",
-                                        "--node-times", times, "--format", "json"}));
+  const nlohmann::json plan = StdoutJson(Cli({"place", model, "--devices", "1", "--device", "cpu:1",
+                                              "--node-times", times, "--format", "json"}));
   EXPECT_DOUBLE_EQ(plan["step_time_us"].get<double>(), 2020);
   EXPECT_EQ(plan["costs"]["source"], "measured");
   EXPECT_EQ(plan["costs"]["measured_nodes"], 4);
   EXPECT_EQ(plan["costs"]["scaled_nodes"], 0);
   // Without the file, the cost model's times.
   const nlohmann::json predicted =
-      Json(Cli({"place", model, "--devices", "1", "--device", "cpu:1", "--format", "json"}));
+      StdoutJson(Cli({"place", model, "--devices", "1", "--device", "cpu:1", "--format", "json"}));
   EXPECT_LT(predicted["step_time_us"].get<double>(), 100);
   EXPECT_EQ(predicted["costs"]["source"], "model");
 }
@@ -93,7 +90,7 @@ TEST(NodeTimesFlagTest, TheCostGraphExportCarriesTheMeasuredTimes) {
   const std::string model = WriteChain(dir);
   const std::string times = dir.Write("t.json", R"({"MatMul_0": 1234.5})").string();
   const nlohmann::json graph =
-      Json(Cli({"cost", model, "--format", "costgraph", "--node-times", times}));
+      StdoutJson(Cli({"cost", model, "--format", "costgraph", "--node-times", times}));
   bool found = false;
   for (const nlohmann::json& node : graph["nodes"]) {
     if (node["name"] != "MatMul_0") continue;
@@ -143,8 +140,7 @@ TEST(HostClusterFlagTest, CpuKxTIsKDevicesLinkedAsTheCalibrationSays) {
                              .string(),
                          "--stages"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  std::ifstream in(out + "/plan.json");
-  const nlohmann::json plan = nlohmann::json::parse(in);
+  const nlohmann::json plan = ReadJsonFile(out + "/plan.json");
   const nlohmann::json& cluster = plan["cluster"];
   ASSERT_EQ(cluster["devices"].size(), 2u);
   EXPECT_EQ(cluster["devices"][0]["device"], "cpu:1");
@@ -182,8 +178,8 @@ TEST(HostClusterFlagTest, CompareHasTheAllThreadsRowAndSaysWhenItWins) {
   const std::string model = WriteChain(dir);
   const std::string host = ThreadFriendlyHost(dir);
   const nlohmann::json table =
-      Json(Cli({"compare", model, "--cluster", "cpu:2x1", "--host-calibration", host, "--algos",
-                "sgp,round-robin", "--microbatches", "2", "--format", "json"}));
+      StdoutJson(Cli({"compare", model, "--cluster", "cpu:2x1", "--host-calibration", host,
+                      "--algos", "sgp,round-robin", "--microbatches", "2", "--format", "json"}));
   const nlohmann::json& last = table["results"].back();
   ASSERT_EQ(last["algorithm"], "single-all-threads") << table.dump(2);
   EXPECT_EQ(last["threads"], 2);
@@ -200,7 +196,7 @@ TEST(HostClusterFlagTest, CompareHasTheAllThreadsRowAndSaysWhenItWins) {
   EXPECT_THAT(text.stdout_text, HasSubstr("it beats every split"));
   // Other clusters have no such row.
   const nlohmann::json gpus =
-      Json(Cli({"compare", model, "--devices", "2", "--algos", "sgp", "--format", "json"}));
+      StdoutJson(Cli({"compare", model, "--devices", "2", "--algos", "sgp", "--format", "json"}));
   EXPECT_NE(gpus["results"].back()["algorithm"], "single-all-threads");
 }
 
@@ -233,8 +229,7 @@ TEST(PlanJsonMicrobatchTest, PlanSaysHowManyMicrobatchesAndThatInputsArePerMicro
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text,
               HasSubstr("4 micro-batches of the model as given; node times: cost model"));
-  std::ifstream in(out + "/plan.json");
-  const nlohmann::json plan = nlohmann::json::parse(in);
+  const nlohmann::json plan = ReadJsonFile(out + "/plan.json");
   EXPECT_EQ(plan["microbatches"], 4);
   EXPECT_EQ(plan["predicted"]["microbatches"], 4);
   EXPECT_EQ(plan["costs"]["source"], "model");

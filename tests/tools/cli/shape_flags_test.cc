@@ -3,8 +3,6 @@
 // stderr and in plan.json, --strict-shapes refusing instead, and models with
 // unsorted nodes accepted and written sorted.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,7 @@ using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
 
@@ -46,13 +45,6 @@ constexpr char kModel[] = R"(
     limit = Constant <value = int64 {16000}> ()
   }
 )";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 class ShapeFlagsTest : public ::testing::Test {
  protected:

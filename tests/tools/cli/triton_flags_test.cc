@@ -2,9 +2,7 @@
 // inside OUT_DIR with configs that parse, GPUs follow the list, and bad
 // combinations are one-line usage errors that write nothing.
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,7 @@ using testing::CommandResult;
 using ::testing::Contains;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
 
@@ -52,13 +51,6 @@ CommandResult Split(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {AUTOPAR_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, 300);
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  std::stringstream text;
-  text << stream.rdbuf();
-  return text.str();
 }
 
 triton::ModelConfig ReadConfig(const fs::path& path) {
@@ -127,6 +119,70 @@ TEST(TritonFlagsTest, WritesARepositoryWhoseConfigsParseAndFollowTheGpuList) {
   const nlohmann::json summary = nlohmann::json::parse(r.stdout_text);
   EXPECT_THAT(summary["files"].get<std::vector<std::string>>(),
               Contains("triton/" + name + "/config.pbtxt"));
+}
+
+// Each stage model is written once: the Triton repository's model.onnx of a
+// stage shares the stage's weights file (a hard link), plan.json's stage
+// paths name the stage models, and two runs write the same bytes.
+TEST(TritonFlagsTest, StageModelsAreWrittenOnceAndTheFolderIsReproducible) {
+  TempDir dir;
+  // Two 1.4 MB weights, above the 1 MiB external-data threshold.
+  absl::StatusOr<onnx::ModelProto> model = onnx_io::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    weighted (float[1,600] x) => (float[1,600] y) {
+      a = MatMul(x, w0)
+      b = Relu(a)
+      c = MatMul(b, w1)
+      y = Relu(c)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (const char* name : {"w0", "w1"}) {
+    onnx::TensorProto* w = model->mutable_graph()->add_initializer();
+    w->set_name(name);
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(600);
+    w->add_dims(600);
+    w->set_raw_data(std::string(600 * 600 * 4, name[1]));
+  }
+  const fs::path source = dir.Write("weighted.onnx", model->SerializeAsString());
+  const fs::path out[] = {dir / "a", dir / "b"};
+  for (const fs::path& o : out) {
+    const CommandResult r = Split({source.string(), "-o", o.string(), "--devices", "2", "--stages",
+                                   "--triton", "--algo", "round-robin", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  }
+  const nlohmann::json plan = nlohmann::json::parse(ReadFile(out[0] / "plan.json"));
+  ASSERT_GE(plan["stages"].size(), 2u);
+  int with_weights = 0;
+  for (const nlohmann::json& stage : plan["stages"]) {
+    const fs::path stage_model = out[0] / stage["model"].get<std::string>();
+    EXPECT_TRUE(fs::is_regular_file(stage_model)) << stage_model;
+    const fs::path triton_model = out[0] / "triton" /
+                                  ("weighted_s" + std::to_string(stage["id"].get<int>())) / "1" /
+                                  "model.onnx";
+    ASSERT_TRUE(fs::is_regular_file(triton_model)) << triton_model;
+    const fs::path weights = stage_model.string() + ".data";
+    EXPECT_EQ(fs::exists(weights), fs::exists(triton_model.string() + ".data")) << weights;
+    if (!fs::exists(weights)) continue;  // a stage of Relus
+    ++with_weights;
+    EXPECT_TRUE(fs::equivalent(weights, triton_model.string() + ".data"));
+    EXPECT_EQ(fs::hard_link_count(weights), 2u);
+  }
+  EXPECT_GE(with_weights, 1);
+  // The same files with the same bytes (plan.json included) in both runs.
+  std::vector<std::string> files;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(out[0])) {
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), out[0]).string());
+  }
+  size_t files_b = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(out[1])) {
+    files_b += e.is_regular_file() ? 1 : 0;
+  }
+  EXPECT_EQ(files.size(), files_b);
+  for (const std::string& file : files) {
+    EXPECT_EQ(ReadFile(out[0] / file), ReadFile(out[1] / file)) << file;
+  }
 }
 
 TEST(TritonFlagsTest, TheHumanSummaryNamesTheEnsemble) {

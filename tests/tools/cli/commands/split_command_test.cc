@@ -3,10 +3,7 @@
 // it is deterministic, that it never leaves a half-written or clobbered
 // folder, and that a hand-made placement is applied or refused clearly.
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -28,6 +25,7 @@ using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::ReadFile;
 using testing::RunCommand;
 using ::testing::StartsWith;
 using testing::TempDir;
@@ -51,13 +49,6 @@ constexpr char kModel[] = R"(
     z = Mul(e, d)
   }
 )";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 class SplitCommandTest : public ::testing::Test {
  protected:
