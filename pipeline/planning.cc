@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_graph_json.h"
 #include "passes/constant_nodes.h"
@@ -144,7 +145,7 @@ costmodel::Placement ConstantsWithReaders(const PlanningProblem& problem,
 
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options, const PhaseCallback& on_phase,
-                              const costmodel::LowerBound* bound) {
+                              const costmodel::LowerBound* bound, const PlanPolicy& policy) {
   const costmodel::CostGraph& units = problem.units();
   // Computed once for the search and the judgement; not for inputs the
   // search turns down (the bound assumes a valid cluster).
@@ -208,7 +209,46 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   plan.unit_placement = std::move(*placement);
   plan.search_time_ms = search_time_ms;
   plan.progress = std::move(progress);
-  return plan;
+  if (policy.allow_slower_split) return plan;
+  return PreferOneDeviceIfFaster(problem, std::move(plan), bound);
+}
+
+Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
+                             const costmodel::LowerBound* bound) {
+  const std::vector<int32_t>& placed = plan.node_placement.device;
+  if (placed.empty()) return plan;
+  const int used =
+      static_cast<int>(absl::flat_hash_set<int32_t>(placed.begin(), placed.end()).size());
+  if (used < 2) return plan;
+  const costmodel::CostGraph& nodes = problem.node_graph();
+  const costmodel::Cluster& cluster = problem.cluster;
+  costmodel::Simulator simulator(nodes, cluster);
+  const costmodel::SimulationOptions options{.microbatches = plan.microbatches};
+  // Devices of one kind and memory run the whole model alike: judge one each.
+  absl::flat_hash_set<std::pair<int, int64_t>> judged;
+  int best = -1;
+  double best_us = plan.simulation.step_time_us;
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    if (!judged.insert({cluster.device(d).kind, cluster.device(d).memory_bytes}).second) continue;
+    const costmodel::Placement one{.device = std::vector<int32_t>(nodes.num_units(), d)};
+    const costmodel::SimulationResult& sim = simulator.Run(one, options);
+    if (sim.memory_overflow) continue;
+    if (sim.step_time_us < best_us) {
+      best = d;
+      best_us = sim.step_time_us;
+    }
+  }
+  if (best < 0) return plan;
+  Plan one = JudgePlacement(problem, plan.algorithm,
+                            {.device = std::vector<int32_t>(nodes.num_units(), best)},
+                            plan.microbatches, bound ? bound : &plan.lower_bound);
+  if (!plan.unit_placement.device.empty())
+    one.unit_placement.device.assign(plan.unit_placement.device.size(), best);
+  one.search_time_ms = plan.search_time_ms;
+  one.progress = std::move(plan.progress);
+  one.rejected_split = Plan::RejectedSplit{
+      .devices = used, .step_time_us = plan.simulation.step_time_us, .device = best};
+  return one;
 }
 
 absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement& placement,

@@ -48,7 +48,8 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
           OverflowError(p.cluster, result.plan.simulation, "given").message());
     }
   } else {
-    absl::StatusOr<Plan> plan = MakePlan(p, request.algorithm, request.search, on_phase);
+    absl::StatusOr<Plan> plan =
+        MakePlan(p, request.algorithm, request.search, on_phase, nullptr, request.policy);
     if (!plan.ok()) return plan.status();
     result.plan = *std::move(plan);
     if (result.plan.simulation.memory_overflow)

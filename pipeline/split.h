@@ -24,6 +24,8 @@ struct SplitRequest {
   /// The placement search (search::AlgorithmNames()).
   std::string algorithm = "sgp";
   search::SearchOptions search;
+  /// Whether a split slower than one device is kept (Note [Do not split]).
+  PlanPolicy policy;
   /// Write this placement instead of searching one. A hand-made placement is
   /// the user's decision: it is written even when it overflows a device's
   /// memory (with a warning), and nodes that read a value Send/Recv cannot

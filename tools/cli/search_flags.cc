@@ -14,6 +14,7 @@ std::vector<FlagSpec> SearchFlagSpecs() {
     specs.push_back({name, true});
   }
   specs.push_back({"quiet", false});
+  specs.push_back({"allow-slower-split", false});
   return specs;
 }
 
@@ -52,6 +53,7 @@ absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
     if (!args.Has("time-budget")) options.time_budget_s = std::numeric_limits<double>::infinity();
   }
   flags.quiet = args.Has("quiet");
+  flags.allow_slower_split = args.Has("allow-slower-split");
   return flags;
 }
 

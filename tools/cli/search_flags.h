@@ -15,7 +15,7 @@
 namespace autopar::tools {
 
 /// --algo, --seed, --time-budget, --max-generations, --threads,
-/// --microbatches, --quiet. --max-generations without --time-budget lifts the
+/// --microbatches, --quiet, --allow-slower-split. --max-generations without --time-budget lifts the
 /// time budget: the search is then bounded by generations (and convergence)
 /// only, and gives the same plan on every run and machine.
 std::vector<FlagSpec> SearchFlagSpecs();
@@ -26,6 +26,10 @@ struct SearchFlags {
   search::SearchOptions options;
   /// --quiet: no progress output even on a terminal.
   bool quiet = false;
+  /// --allow-slower-split: keep the searched split even when the whole model
+  /// on one device is predicted faster (pipeline/planning.h, Note [Do not
+  /// split]).
+  bool allow_slower_split = false;
 };
 
 /// Reads the flags of SearchFlagSpecs(); a malformed value is an

@@ -47,6 +47,9 @@ sent and search time. The best row (the fastest plan that fits) is marked '*'.
 An algorithm that finds no plan gets a row that says why. Exit code 3 when no
 algorithm found a plan that fits.
 
+Each row is the algorithm's own plan, even a split predicted slower than one
+device (which `place` and the main command replace by that device).
+
 --algos all (the default) runs every algorithm; "single" (the whole model on
 one device) only when one device holds the model — otherwise every other row
 already says how much faster it is than one device, and its own row could only
@@ -184,8 +187,12 @@ std::vector<Row> RunAll(const pipeline::PlanningProblem& problem,
     Row row;
     row.algorithm = algorithm;
     const auto start = std::chrono::steady_clock::now();
+    // Each algorithm's own plan, even a split slower than one device: this
+    // compares the algorithms, and the "single" row and the speed-up column
+    // show what one device would do (pipeline/planning.h, Note [Do not
+    // split]).
     absl::StatusOr<pipeline::Plan> plan =
-        pipeline::MakePlan(problem, algorithm, options, {}, &bound);
+        pipeline::MakePlan(problem, algorithm, options, {}, &bound, {.allow_slower_split = true});
     if (plan.ok()) {
       row.search_time_ms = plan->search_time_ms;
       row.plan = *std::move(plan);
@@ -415,7 +422,8 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   // Every search flag but --algo: compare takes --algos.
   for (const FlagSpec& s : SearchFlagSpecs()) {
-    if (s.name != "algo") specs.push_back(s);
+    // compare always shows each algorithm's own plan (below, RunAll).
+    if (s.name != "algo" && s.name != "allow-slower-split") specs.push_back(s);
   }
   for (const char* name : {"algos", "format", "report"}) specs.push_back({name, true});
   specs.push_back({"help", false});

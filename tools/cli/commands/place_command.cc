@@ -24,7 +24,8 @@ constexpr char kUsage[] =
                           [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
                           [--host-calibration FILE] [--node-times FILE]
                           [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
-                          [--threads N] [--quiet] [--mode inference|training]
+                          [--threads N] [--quiet] [--allow-slower-split]
+                          [--mode inference|training]
                           [--optimizer sgd|momentum|adam|adamw]
                           [--format text|json] [--dot FILE]
                           [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
@@ -34,6 +35,10 @@ constexpr char kUsage[] =
 Searches a device placement and reports the simulated step: per-device load
 and memory against capacity, cut edges and bytes, predicted step time, the
 lower bound and their ratio. Nothing is written.
+
+When the searched split is predicted slower than the whole model on one
+device that fits, the plan is that one device and the output says so:
+splitting then pays only for memory. --allow-slower-split keeps the split.
 
 --algo NAME picks the search: sgp (default), tga (genetic, anytime: runs up to
 --time-budget, default 10s, and shows its progress on a terminal), m-etf,
@@ -74,6 +79,27 @@ double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
 
+std::string OneDeviceVerdict(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan) {
+  if (!plan.rejected_split) return "";
+  const pipeline::Plan::RejectedSplit& split = *plan.rejected_split;
+  return absl::StrFormat(
+      "one device is predicted fastest: %.1f us on %s against %.1f us for the %s split over %d "
+      "devices, so the whole model stays on one device; splitting pays only for memory "
+      "(--allow-slower-split keeps the split)",
+      plan.simulation.step_time_us, problem.cluster.device(split.device).name, split.step_time_us,
+      plan.algorithm, split.devices);
+}
+
+nlohmann::ordered_json OneDeviceVerdictJson(const pipeline::PlanningProblem& problem,
+                                            const pipeline::Plan& plan) {
+  if (!plan.rejected_split) return nullptr;
+  const pipeline::Plan::RejectedSplit& split = *plan.rejected_split;
+  return {{"split_devices", split.devices},
+          {"split_step_time_us", split.step_time_us},
+          {"one_device_step_time_us", plan.simulation.step_time_us},
+          {"device", problem.cluster.device(split.device).name}};
+}
+
 nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
                                        const pipeline::Plan& plan) {
   const costmodel::SimulationResult& sim = plan.simulation;
@@ -102,6 +128,7 @@ nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
           {"ratio_to_lower_bound", Ratio(sim.step_time_us, plan.lower_bound.bound_us)},
           {"single_device_step_us", plan.single_device_step_us},
           {"speedup", Ratio(plan.single_device_step_us, sim.step_time_us)},
+          {"split_predicted_slower", OneDeviceVerdictJson(problem, plan)},
           {"feasible", !sim.memory_overflow},
           {"units", problem.units().num_units()},
           {"peak_memory_bytes", peaks},
@@ -126,6 +153,8 @@ std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::P
       sim.step_time_us, plan.lower_bound.bound_us,
       Ratio(sim.step_time_us, plan.lower_bound.bound_us),
       Ratio(plan.single_device_step_us, sim.step_time_us));
+  if (plan.rejected_split)
+    absl::StrAppendFormat(&text, "verdict       %s\n", OneDeviceVerdict(problem, plan));
   absl::StrAppendFormat(&text, "transfers     %d cut edges, %s in %d transfers\n", plan.cut_edges,
                         FormatBytes(sim.comm_bytes), sim.transfers);
   absl::StrAppendFormat(&text, "memory        %s\n",
@@ -175,7 +204,8 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   if (problem->model) PrintEstimates(problem->model->estimates);
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
   absl::StatusOr<pipeline::Plan> plan =
-      pipeline::MakePlan(*problem, search->algorithm, search->options);
+      pipeline::MakePlan(*problem, search->algorithm, search->options, {}, nullptr,
+                         {.allow_slower_split = search->allow_slower_split});
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
   if (std::optional<std::string> dot_path = parsed->Get("dot")) {

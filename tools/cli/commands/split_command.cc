@@ -22,6 +22,7 @@
 #include "tools/artifacts/training_json.h"
 #include "tools/artifacts/triton/triton_repository.h"
 #include "tools/cli/cli_output.h"
+#include "tools/cli/commands/place_command.h"
 #include "tools/cli/exit_codes.h"
 #include "tools/cli/mode_flags.h"
 #include "tools/cli/problem_flags.h"
@@ -43,7 +44,7 @@ constexpr char kUsage[] =
                     [--loss SPEC] [--labels NAME] [--learning-rate X] [--momentum X]
                     [--betas B1,B2] [--eps X] [--weight-decay X] [--freeze REGEX]
                     [--placement FILE] [--stages] [--triton] [--triton-gpus 0,1,...]
-                    [--no-report] [--force] [--quiet]
+                    [--no-report] [--force] [--quiet] [--allow-slower-split]
                     [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                     [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -81,6 +82,10 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --max-generations N  stop TGA after N generations; without --time-budget
                        there is then no time limit, so the plan is the same
                        on every run and machine
+  --allow-slower-split keep the searched split even when the whole model on
+                       one device (that fits) is predicted faster; without
+                       it that one device is written and the summary says
+                       so (plan.json: "split_predicted_slower")
   --timings            also write the measured search time (plan.json's
                        "search_time_ms", the report's summary)
 
@@ -162,6 +167,8 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
       &text, "predicted  %.1f us per step (lower bound %.1f us; %.2fx over one device)\n",
       sim.step_time_us, plan.lower_bound.bound_us,
       sim.step_time_us > 0 ? plan.single_device_step_us / sim.step_time_us : 0.0);
+  if (plan.rejected_split)
+    absl::StrAppendFormat(&text, "verdict    %s\n", OneDeviceVerdict(problem, plan));
   absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
                         FormatBytes(sim.comm_bytes));
   absl::StrAppendFormat(
@@ -286,6 +293,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   pipeline::SplitRequest request{.problem = *std::move(problem_request),
                                  .algorithm = search->algorithm,
                                  .search = search->options,
+                                 .policy = {.allow_slower_split = search->allow_slower_split},
                                  .partition = {.stages = parsed->Has("stages")},
                                  .training = *std::move(training)};
   if (std::optional<std::string> file = parsed->Get("placement")) {
@@ -335,7 +343,14 @@ int RunSplitCommand(const std::vector<std::string>& args) {
       .single_device_step_us = plan.single_device_step_us,
       .estimates = problem.model->estimates,
       .training_step = result->training_step ? &*result->training_step : nullptr,
-      .training_options = request.training ? &*request.training : nullptr};
+      .training_options = request.training ? &*request.training : nullptr,
+      .slower_split =
+          plan.rejected_split
+              ? std::optional<PlanRecord::SlowerSplit>(
+                    {.devices = plan.rejected_split->devices,
+                     .step_time_us = plan.rejected_split->step_time_us,
+                     .device = problem.cluster.device(plan.rejected_split->device).name})
+              : std::nullopt};
   onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
   if (result->training_step) {
     files.models.push_back({kInitModelPath, &result->training_step->init_model});
