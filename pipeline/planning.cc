@@ -251,6 +251,82 @@ Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
   return one;
 }
 
+namespace {
+
+int64_t BatchOf(const PlanningProblem& problem) {
+  if (!problem.model || problem.model->graph.inputs().empty()) return 1;
+  const ir::Shape& shape = problem.model->graph.value(problem.model->graph.inputs()[0]).shape;
+  if (!shape.has_rank() || shape.rank() == 0 || !shape.dim(0).known() || shape.dim(0).value < 1)
+    return 1;
+  return shape.dim(0).value;
+}
+
+// Whether trial `a` is a better choice than `b`: one that fits wins, then
+// the lower time per sample, then the fewer micro-batches.
+bool Better(const MicrobatchTrial& a, const MicrobatchTrial& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.time_per_sample_us != b.time_per_sample_us)
+    return a.time_per_sample_us < b.time_per_sample_us;
+  return a.microbatches < b.microbatches;
+}
+
+}  // namespace
+
+absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& problem,
+                                                    const std::string& algorithm,
+                                                    const search::SearchOptions& options,
+                                                    int max_microbatches,
+                                                    const PlanPolicy& policy) {
+  if (max_microbatches < 1)
+    return absl::InvalidArgumentError("the most micro-batches must be at least 1");
+  MicrobatchChoice choice;
+  choice.max_microbatches = max_microbatches;
+  choice.batch = BatchOf(problem);
+  absl::flat_hash_map<int, Plan> sgp_plans;
+  auto trial = [&](int m) -> absl::Status {
+    if (m < 1 || m > max_microbatches || sgp_plans.contains(m)) return absl::OkStatus();
+    search::SearchOptions at = options;
+    at.microbatches = m;
+    at.on_progress = nullptr;
+    absl::StatusOr<Plan> plan = MakePlan(problem, "sgp", at, {}, nullptr, policy);
+    if (!plan.ok()) return plan.status();
+    MicrobatchTrial t{.microbatches = m,
+                      .step_time_us = plan->simulation.step_time_us,
+                      .time_per_sample_us =
+                          plan->simulation.step_time_us / (static_cast<double>(m) * choice.batch),
+                      .feasible = !plan->simulation.memory_overflow};
+    for (const costmodel::DeviceUsage& u : plan->simulation.devices)
+      t.peak_memory_bytes.push_back(u.peak_memory_bytes);
+    choice.tried.push_back(std::move(t));
+    sgp_plans.emplace(m, *std::move(plan));
+    return absl::OkStatus();
+  };
+  auto best = [&choice] {
+    return *std::min_element(choice.tried.begin(), choice.tried.end(), Better);
+  };
+  for (int m = 1; m <= max_microbatches; m *= 2) {
+    if (absl::Status s = trial(m); !s.ok()) return s;
+    if (m > max_microbatches / 2) break;  // no overflow of m *= 2
+  }
+  if (absl::Status s = trial(max_microbatches); !s.ok()) return s;
+  // Refinement: the midpoints on each side of the best power of two.
+  const int around = best().microbatches;
+  for (int m : {around - around / 4, around + around / 2}) {
+    if (absl::Status s = trial(m); !s.ok()) return s;
+  }
+  choice.chosen = best().microbatches;
+  if (algorithm == "sgp") {
+    choice.plan = std::move(sgp_plans.at(choice.chosen));
+  } else {
+    search::SearchOptions at = options;
+    at.microbatches = choice.chosen;
+    absl::StatusOr<Plan> plan = MakePlan(problem, algorithm, at, {}, nullptr, policy);
+    if (!plan.ok()) return plan.status();
+    choice.plan = *std::move(plan);
+  }
+  return choice;
+}
+
 absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement& placement,
                                                            const ir::Graph& graph,
                                                            int num_devices) {

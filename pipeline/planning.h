@@ -179,6 +179,45 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
 Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
                              const costmodel::LowerBound* bound = nullptr);
 
+// Note [Micro-batches auto]: with `--microbatches auto` the micro-batch
+// count is chosen together with the placement. More micro-batches shrink the
+// pipeline's fill and drain but add per-run and hand-over overheads and hold
+// more activations; the model as given stays one micro-batch, so the choices
+// are compared on time per sample, step ÷ (M × batch). SGP (tens of ms) plans
+// each candidate — the powers of two up to the maximum, the maximum itself,
+// then the midpoints around the best power — and the requested algorithm
+// plans the chosen count once. Plans that fit win over plans that do not.
+
+/// One micro-batch count tried: SGP's plan at that count, as judged.
+struct MicrobatchTrial {
+  int microbatches = 1;
+  double step_time_us = 0;
+  /// step_time_us ÷ (microbatches × batch).
+  double time_per_sample_us = 0;
+  std::vector<int64_t> peak_memory_bytes;
+  bool feasible = true;
+};
+
+struct MicrobatchChoice {
+  /// The requested algorithm's plan at the chosen count.
+  Plan plan;
+  int chosen = 1;
+  int max_microbatches = 1;
+  /// The samples in one micro-batch: the first graph input's leading dim
+  /// when known, 1 otherwise (a cost graph says nothing of it).
+  int64_t batch = 1;
+  /// In the order tried.
+  std::vector<MicrobatchTrial> tried;
+};
+
+/// Chooses the micro-batch count in 1..max_microbatches with the placement
+/// (Note [Micro-batches auto]); options.microbatches is ignored.
+absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& problem,
+                                                    const std::string& algorithm,
+                                                    const search::SearchOptions& options,
+                                                    int max_microbatches,
+                                                    const PlanPolicy& policy = {});
+
 /// Judges a node-level placement (one device per node of
 /// problem.node_graph()) as MakePlan judges a searched one; `bound` as there.
 Plan JudgePlacement(const PlanningProblem& problem, const std::string& algorithm,

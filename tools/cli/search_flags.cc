@@ -9,8 +9,8 @@ namespace autopar::tools {
 
 std::vector<FlagSpec> SearchFlagSpecs() {
   std::vector<FlagSpec> specs;
-  for (const char* name :
-       {"algo", "seed", "time-budget", "max-generations", "threads", "microbatches"}) {
+  for (const char* name : {"algo", "seed", "time-budget", "max-generations", "threads",
+                           "microbatches", "max-microbatches"}) {
     specs.push_back({name, true});
   }
   specs.push_back({"quiet", false});
@@ -22,11 +22,21 @@ absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
   SearchFlags flags;
   search::SearchOptions& options = flags.options;
   if (std::optional<std::string> algo = args.Get("algo")) flags.algorithm = *algo;
-  if (std::optional<std::string> m = args.Get("microbatches")) {
+  if (std::optional<std::string> m = args.Get("microbatches"); m && *m == "auto") {
+    int max = 32;
+    if (std::optional<std::string> k = args.Get("max-microbatches")) {
+      if (!absl::SimpleAtoi(*k, &max) || max < 1 || max > 4096) {
+        return absl::InvalidArgumentError("--max-microbatches must be a number from 1 to 4096");
+      }
+    }
+    flags.auto_microbatches = max;
+  } else if (m) {
     if (!absl::SimpleAtoi(*m, &options.microbatches) || options.microbatches < 1) {
-      return absl::InvalidArgumentError("--microbatches must be a positive number");
+      return absl::InvalidArgumentError("--microbatches must be a positive number or auto");
     }
   }
+  if (!flags.auto_microbatches && args.Has("max-microbatches"))
+    return absl::InvalidArgumentError("--max-microbatches goes with --microbatches auto");
   if (std::optional<std::string> seed = args.Get("seed")) {
     if (!absl::SimpleAtoi(*seed, &options.seed)) {
       return absl::InvalidArgumentError("--seed must be a non-negative number");

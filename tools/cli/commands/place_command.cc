@@ -1,5 +1,6 @@
 #include "tools/cli/commands/place_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -23,7 +24,7 @@ constexpr char kUsage[] =
     R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
                           [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
                           [--host-calibration FILE] [--node-times FILE]
-                          [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
+                          [--algo NAME] [--microbatches M|auto] [--max-microbatches K] [--seed N] [--time-budget 10s]
                           [--threads N] [--quiet] [--allow-slower-split]
                           [--mode inference|training]
                           [--optimizer sgd|momentum|adam|adamw]
@@ -56,7 +57,11 @@ coloured by device, edges that cross devices bold with their bytes.
 run as --host-calibration FILE (tools/fidelity/calibrate_host.mjs) measured;
 --node-times FILE replaces the predicted node times with measured ones
 (tools/fidelity/measure.mjs output, or {"node": us}). --microbatches M runs
-M micro-batches per step, each the model as given.
+M micro-batches per step, each the model as given. --microbatches auto chooses
+M in 1..K (--max-microbatches K, default 32) with the placement, by time per
+sample (step / (M x batch)): SGP plans the powers of two, K and the midpoints
+around the best, the chosen --algo plans the chosen M; the output shows the
+curve (JSON: "microbatches_search").
 
 Progress bars (loading, coarsening, TGA's generations) show only when stderr
 is a terminal; --quiet turns them off.
@@ -98,6 +103,39 @@ nlohmann::ordered_json OneDeviceVerdictJson(const pipeline::PlanningProblem& pro
           {"split_step_time_us", split.step_time_us},
           {"one_device_step_time_us", plan.simulation.step_time_us},
           {"device", problem.cluster.device(split.device).name}};
+}
+
+std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice) {
+  std::vector<pipeline::MicrobatchTrial> tried = choice.tried;
+  std::sort(tried.begin(), tried.end(),
+            [](const auto& a, const auto& b) { return a.microbatches < b.microbatches; });
+  std::string text = absl::StrFormat(
+      "micro-batches %d chosen of 1..%d by time per sample (SGP at each count; batch %d):\n",
+      choice.chosen, choice.max_microbatches, choice.batch);
+  for (const pipeline::MicrobatchTrial& t : tried) {
+    int64_t peak = 0;
+    for (int64_t p : t.peak_memory_bytes) peak = std::max(peak, p);
+    absl::StrAppendFormat(&text, "  %s M=%-4d %12.2f us/sample %12.1f us/step  peak %s%s\n",
+                          t.microbatches == choice.chosen ? "*" : " ", t.microbatches,
+                          t.time_per_sample_us, t.step_time_us, FormatBytes(peak),
+                          t.feasible ? "" : "  OVER CAPACITY");
+  }
+  return text;
+}
+
+nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& choice) {
+  nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+  for (const pipeline::MicrobatchTrial& t : choice.tried) {
+    tried.push_back({{"m", t.microbatches},
+                     {"time_per_sample_us", t.time_per_sample_us},
+                     {"step_time_us", t.step_time_us},
+                     {"peak_memory_bytes", t.peak_memory_bytes},
+                     {"feasible", t.feasible}});
+  }
+  return {{"chosen", choice.chosen},
+          {"max", choice.max_microbatches},
+          {"batch", choice.batch},
+          {"tried", tried}};
 }
 
 nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
@@ -203,9 +241,21 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   if (!problem.ok()) return ReportError(problem.status());
   if (problem->model) PrintEstimates(problem->model->estimates);
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
-  absl::StatusOr<pipeline::Plan> plan =
-      pipeline::MakePlan(*problem, search->algorithm, search->options, {}, nullptr,
-                         {.allow_slower_split = search->allow_slower_split});
+  const pipeline::PlanPolicy policy{.allow_slower_split = search->allow_slower_split};
+  std::optional<pipeline::MicrobatchChoice> choice;
+  absl::StatusOr<pipeline::Plan> plan = absl::UnknownError("no plan");
+  if (search->auto_microbatches) {
+    absl::StatusOr<pipeline::MicrobatchChoice> chosen = pipeline::ChooseMicrobatches(
+        *problem, search->algorithm, search->options, *search->auto_microbatches, policy);
+    if (chosen.ok()) {
+      plan = std::move(chosen->plan);
+      choice = *std::move(chosen);
+    } else {
+      plan = chosen.status();
+    }
+  } else {
+    plan = pipeline::MakePlan(*problem, search->algorithm, search->options, {}, nullptr, policy);
+  }
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
   if (std::optional<std::string> dot_path = parsed->Get("dot")) {
@@ -215,9 +265,12 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
   }
   if (format == "json") {
-    std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());
+    nlohmann::ordered_json json = PlanJsonSummary(*problem, *plan);
+    if (choice) json["microbatches_search"] = MicrobatchCurveJson(*choice);
+    std::printf("%s\n", json.dump(2).c_str());
   } else {
     std::fputs(PlanText(*problem, *plan).c_str(), stdout);
+    if (choice) std::fputs(MicrobatchCurveText(*choice).c_str(), stdout);
   }
   return plan->simulation.memory_overflow ? kExitInfeasible : kExitOk;
 }

@@ -28,6 +28,12 @@ std::string OneDeviceVerdict(const pipeline::PlanningProblem& problem, const pip
 nlohmann::ordered_json OneDeviceVerdictJson(const pipeline::PlanningProblem& problem,
                                             const pipeline::Plan& plan);
 
+/// The micro-batch curve of --microbatches auto (pipeline/planning.h, Note
+/// [Micro-batches auto]): the count chosen, and per count tried its time per
+/// sample and peak memory per device.
+std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice);
+nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& choice);
+
 std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan);
 
 int RunPlaceCommand(const std::vector<std::string>& args);
