@@ -39,7 +39,7 @@ constexpr char kUsage[] =
                     [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
                     [--host-calibration FILE] [--node-times FILE]
                     [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
-                    [--threads N] [--microbatches M] [--timings]
+                    [--threads N] [--microbatches M|auto] [--max-microbatches K] [--timings]
                     [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
                     [--loss SPEC] [--labels NAME] [--learning-rate X] [--momentum X]
                     [--betas B1,B2] [--eps X] [--weight-decay X] [--freeze REGEX]
@@ -86,6 +86,11 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        one device (that fits) is predicted faster; without
                        it that one device is written and the summary says
                        so (plan.json: "split_predicted_slower")
+  --microbatches auto  choose the micro-batch count in 1..K
+                       (--max-microbatches K, default 32) with the placement,
+                       by time per sample; the summary shows the curve,
+                       plan.json keeps "microbatches" (the chosen count) and
+                       adds "microbatches_search" {chosen, max, batch, tried}
   --timings            also write the measured search time (plan.json's
                        "search_time_ms", the report's summary)
 
@@ -294,6 +299,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                                  .algorithm = search->algorithm,
                                  .search = search->options,
                                  .policy = {.allow_slower_split = search->allow_slower_split},
+                                 .auto_microbatches = search->auto_microbatches,
                                  .partition = {.stages = parsed->Has("stages")},
                                  .training = *std::move(training)};
   if (std::optional<std::string> file = parsed->Get("placement")) {
@@ -330,7 +336,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
       .algorithm = plan.algorithm,
       .seed = search->options.seed,
       .search_time_ms = search_time_ms,
-      .microbatches = search->options.microbatches,
+      .microbatches = plan.microbatches,
       .cost_source = problem.cost_source,
       .step = problem.step,
       .cluster = &problem.cluster,
@@ -357,7 +363,11 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     files.models.push_back({kGradientModelPath, &result->training_step->gradient_model});
     files.models.push_back({kUpdateModelPath, &result->training_step->update.proto});
   }
-  files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
+  nlohmann::ordered_json plan_json = PlanJson(record);
+  // "microbatches" stays the count the runner reads; the curve beside it.
+  if (result->microbatches)
+    plan_json["microbatches_search"] = MicrobatchCurveJson(*result->microbatches);
+  files.extra_files["plan.json"] = plan_json.dump(2) + "\n";
   std::optional<TritonRepository> triton_repository;
   if (triton_flags->write) {
     if (absl::Status s = CheckTritonGpus(*triton_flags, problem.cluster.num_devices()); !s.ok())
@@ -382,7 +392,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
         RenderReport({.model = model_path,
                       .algorithm = plan.algorithm,
                       .search_time_ms = search_time_ms,
-                      .microbatches = search->options.microbatches,
+                      .microbatches = plan.microbatches,
                       .cost_source = problem.cost_source,
                       .lower_bound_us = plan.lower_bound.bound_us,
                       .single_device_step_us = plan.single_device_step_us,
@@ -414,14 +424,18 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     if (!listed.ok()) return ReportError(listed.status());
     PlanRecord timed = record;
     timed.search_time_ms = plan.search_time_ms;
-    std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
+    nlohmann::ordered_json summary = SplitSummaryJson(timed, *out_dir, *listed);
+    if (result->microbatches)
+      summary["microbatches_search"] = MicrobatchCurveJson(*result->microbatches);
+    std::printf("%s\n", summary.dump(2).c_str());
     return kExitOk;
   }
   const std::string summary = result->training_step
                                   ? TrainingSummary(*out_dir, *result, *request.training, report)
-                                  : Summary(*out_dir, *result, report, search->options.microbatches,
+                                  : Summary(*out_dir, *result, report, plan.microbatches,
                                             triton_repository ? &*triton_repository : nullptr);
   std::fputs(summary.c_str(), stdout);
+  if (result->microbatches) std::fputs(MicrobatchCurveText(*result->microbatches).c_str(), stdout);
   return kExitOk;
 }
 
