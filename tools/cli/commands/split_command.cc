@@ -302,6 +302,12 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                                  .auto_microbatches = search->auto_microbatches,
                                  .partition = {.stages = parsed->Has("stages")},
                                  .training = *std::move(training)};
+  if (parsed->Has("placement") && search->auto_microbatches) {
+    return UsageError(
+        "--microbatches auto chooses the count with a searched placement; give --placement a "
+        "fixed --microbatches M",
+        kUsage);
+  }
   if (std::optional<std::string> file = parsed->Get("placement")) {
     absl::StatusOr<pipeline::NamedPlacement> given = ReadPlacementFile(*file);
     if (!given.ok()) return ReportError(given.status());

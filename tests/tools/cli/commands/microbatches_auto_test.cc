@@ -139,6 +139,9 @@ TEST(MicrobatchesAutoTest, BadInputIsOneLine) {
   ExpectCleanError(Cli({Model(), "-o", (dir / "o").string(), "--microbatches", "auto",
                         "--max-microbatches", "x"}),
                    kExitUsage, "--max-microbatches");
+  ExpectCleanError(Cli({Model(), "-o", (dir / "o").string(), "--microbatches", "auto",
+                        "--placement", (dir / "p.json").string()}),
+                   kExitUsage, "--microbatches auto chooses the count with a searched placement");
   ExpectCleanError(Cli({"compare", Model(), "--microbatches", "auto", "--max-microbatches", "-1"}),
                    kExitUsage, "--max-microbatches");
 }
