@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/cost_graph_json.h"
 #include "passes/constant_nodes.h"
@@ -144,7 +145,7 @@ costmodel::Placement ConstantsWithReaders(const PlanningProblem& problem,
 
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options, const PhaseCallback& on_phase,
-                              const costmodel::LowerBound* bound) {
+                              const costmodel::LowerBound* bound, const PlanPolicy& policy) {
   const costmodel::CostGraph& units = problem.units();
   // Computed once for the search and the judgement; not for inputs the
   // search turns down (the bound assumes a valid cluster).
@@ -208,7 +209,122 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   plan.unit_placement = std::move(*placement);
   plan.search_time_ms = search_time_ms;
   plan.progress = std::move(progress);
-  return plan;
+  if (policy.allow_slower_split) return plan;
+  return PreferOneDeviceIfFaster(problem, std::move(plan), bound);
+}
+
+Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
+                             const costmodel::LowerBound* bound) {
+  const std::vector<int32_t>& placed = plan.node_placement.device;
+  if (placed.empty()) return plan;
+  const int used =
+      static_cast<int>(absl::flat_hash_set<int32_t>(placed.begin(), placed.end()).size());
+  if (used < 2) return plan;
+  const costmodel::CostGraph& nodes = problem.node_graph();
+  const costmodel::Cluster& cluster = problem.cluster;
+  costmodel::Simulator simulator(nodes, cluster);
+  const costmodel::SimulationOptions options{.microbatches = plan.microbatches};
+  // Devices of one kind and memory run the whole model alike: judge one each.
+  absl::flat_hash_set<std::pair<int, int64_t>> judged;
+  int best = -1;
+  double best_us = plan.simulation.step_time_us;
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    if (!judged.insert({cluster.device(d).kind, cluster.device(d).memory_bytes}).second) continue;
+    const costmodel::Placement one{.device = std::vector<int32_t>(nodes.num_units(), d)};
+    const costmodel::SimulationResult& sim = simulator.Run(one, options);
+    if (sim.memory_overflow) continue;
+    if (sim.step_time_us < best_us) {
+      best = d;
+      best_us = sim.step_time_us;
+    }
+  }
+  if (best < 0) return plan;
+  Plan one = JudgePlacement(problem, plan.algorithm,
+                            {.device = std::vector<int32_t>(nodes.num_units(), best)},
+                            plan.microbatches, bound ? bound : &plan.lower_bound);
+  if (!plan.unit_placement.device.empty())
+    one.unit_placement.device.assign(plan.unit_placement.device.size(), best);
+  one.search_time_ms = plan.search_time_ms;
+  one.progress = std::move(plan.progress);
+  one.rejected_split = Plan::RejectedSplit{
+      .devices = used, .step_time_us = plan.simulation.step_time_us, .device = best};
+  return one;
+}
+
+namespace {
+
+int64_t BatchOf(const PlanningProblem& problem) {
+  if (!problem.model || problem.model->graph.inputs().empty()) return 1;
+  const ir::Shape& shape = problem.model->graph.value(problem.model->graph.inputs()[0]).shape;
+  if (!shape.has_rank() || shape.rank() == 0 || !shape.dim(0).known() || shape.dim(0).value < 1)
+    return 1;
+  return shape.dim(0).value;
+}
+
+// Whether trial `a` is a better choice than `b`: one that fits wins, then
+// the lower time per sample, then the fewer micro-batches.
+bool Better(const MicrobatchTrial& a, const MicrobatchTrial& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.time_per_sample_us != b.time_per_sample_us)
+    return a.time_per_sample_us < b.time_per_sample_us;
+  return a.microbatches < b.microbatches;
+}
+
+}  // namespace
+
+absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& problem,
+                                                    const std::string& algorithm,
+                                                    const search::SearchOptions& options,
+                                                    int max_microbatches,
+                                                    const PlanPolicy& policy) {
+  if (max_microbatches < 1)
+    return absl::InvalidArgumentError("the most micro-batches must be at least 1");
+  MicrobatchChoice choice;
+  choice.max_microbatches = max_microbatches;
+  choice.batch = BatchOf(problem);
+  absl::flat_hash_map<int, Plan> sgp_plans;
+  auto trial = [&](int m) -> absl::Status {
+    if (m < 1 || m > max_microbatches || sgp_plans.contains(m)) return absl::OkStatus();
+    search::SearchOptions at = options;
+    at.microbatches = m;
+    at.on_progress = nullptr;
+    absl::StatusOr<Plan> plan = MakePlan(problem, "sgp", at, {}, nullptr, policy);
+    if (!plan.ok()) return plan.status();
+    MicrobatchTrial t{.microbatches = m,
+                      .step_time_us = plan->simulation.step_time_us,
+                      .time_per_sample_us =
+                          plan->simulation.step_time_us / (static_cast<double>(m) * choice.batch),
+                      .feasible = !plan->simulation.memory_overflow};
+    for (const costmodel::DeviceUsage& u : plan->simulation.devices)
+      t.peak_memory_bytes.push_back(u.peak_memory_bytes);
+    choice.tried.push_back(std::move(t));
+    sgp_plans.emplace(m, *std::move(plan));
+    return absl::OkStatus();
+  };
+  auto best = [&choice] {
+    return *std::min_element(choice.tried.begin(), choice.tried.end(), Better);
+  };
+  for (int m = 1; m <= max_microbatches; m *= 2) {
+    if (absl::Status s = trial(m); !s.ok()) return s;
+    if (m > max_microbatches / 2) break;  // no overflow of m *= 2
+  }
+  if (absl::Status s = trial(max_microbatches); !s.ok()) return s;
+  // Refinement: the midpoints on each side of the best power of two.
+  const int around = best().microbatches;
+  for (int m : {around - around / 4, around + around / 2}) {
+    if (absl::Status s = trial(m); !s.ok()) return s;
+  }
+  choice.chosen = best().microbatches;
+  if (algorithm == "sgp") {
+    choice.plan = std::move(sgp_plans.at(choice.chosen));
+  } else {
+    search::SearchOptions at = options;
+    at.microbatches = choice.chosen;
+    absl::StatusOr<Plan> plan = MakePlan(problem, algorithm, at, {}, nullptr, policy);
+    if (!plan.ok()) return plan.status();
+    choice.plan = *std::move(plan);
+  }
+  return choice;
 }
 
 absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement& placement,

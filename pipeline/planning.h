@@ -124,6 +124,32 @@ struct Plan {
   /// generation, the best plan so far, in the search's own unit-level
   /// estimate); empty for one-shot algorithms.
   std::vector<search::Progress> progress;
+  /// Set when the search's placement used several devices but one device
+  /// that fits was predicted faster, so this plan is that one device
+  /// (Note [Do not split]).
+  struct RejectedSplit {
+    /// Devices the searched placement used, and its predicted step.
+    int devices = 0;
+    double step_time_us = 0;
+    /// The device the whole model went to.
+    int device = 0;
+  };
+  std::optional<RejectedSplit> rejected_split;
+};
+
+// Note [Do not split]: one device is an answer. A search sees unit-level
+// costs; the judge (Note [One judgement]) may find its split slower than
+// running the whole model on one device, e.g. when the links are slow or
+// the cut tensors large. MakePlan therefore also judges the whole model on
+// each distinct device (kind and memory) and, when the fastest of those that
+// fit is predicted strictly faster than the searched plan, returns it, with
+// Plan::rejected_split saying what the search had found. Splitting then
+// pays only for memory. `compare`, which compares the algorithms themselves,
+// and a user who asks to split anyway (--allow-slower-split) keep the
+// searched plan.
+struct PlanPolicy {
+  /// Keep the searched plan even when one device is predicted faster.
+  bool allow_slower_split = false;
 };
 
 /// Runs `algorithm` on the problem's units and judges the placement it
@@ -137,10 +163,60 @@ struct Plan {
 /// (it takes tens of ms on 10k nodes; a problem does not keep it, since
 /// callers change its cluster in place); null: computed here, once, for
 /// the search and the judgement alike.
+///
+/// Unless `policy` allows a slower split, a split predicted slower than one
+/// device that fits gives way to that device (Note [Do not split]).
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
                               const search::SearchOptions& options,
                               const PhaseCallback& on_phase = {},
-                              const costmodel::LowerBound* bound = nullptr);
+                              const costmodel::LowerBound* bound = nullptr,
+                              const PlanPolicy& policy = {});
+
+/// The fastest plan with the whole model on one device that fits, when it is
+/// predicted strictly faster than `plan` and `plan` uses several devices; the
+/// plan itself otherwise (Note [Do not split]). MakePlan applies it unless
+/// its policy allows a slower split.
+Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
+                             const costmodel::LowerBound* bound = nullptr);
+
+// Note [Micro-batches auto]: with `--microbatches auto` the micro-batch
+// count is chosen together with the placement. More micro-batches shrink the
+// pipeline's fill and drain but add per-run and hand-over overheads and hold
+// more activations; the model as given stays one micro-batch, so the choices
+// are compared on time per sample, step ÷ (M × batch). SGP (tens of ms) plans
+// each candidate — the powers of two up to the maximum, the maximum itself,
+// then the midpoints around the best power — and the requested algorithm
+// plans the chosen count once. Plans that fit win over plans that do not.
+
+/// One micro-batch count tried: SGP's plan at that count, as judged.
+struct MicrobatchTrial {
+  int microbatches = 1;
+  double step_time_us = 0;
+  /// step_time_us ÷ (microbatches × batch).
+  double time_per_sample_us = 0;
+  std::vector<int64_t> peak_memory_bytes;
+  bool feasible = true;
+};
+
+struct MicrobatchChoice {
+  /// The requested algorithm's plan at the chosen count.
+  Plan plan;
+  int chosen = 1;
+  int max_microbatches = 1;
+  /// The samples in one micro-batch: the first graph input's leading dim
+  /// when known, 1 otherwise (a cost graph says nothing of it).
+  int64_t batch = 1;
+  /// In the order tried.
+  std::vector<MicrobatchTrial> tried;
+};
+
+/// Chooses the micro-batch count in 1..max_microbatches with the placement
+/// (Note [Micro-batches auto]); options.microbatches is ignored.
+absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& problem,
+                                                    const std::string& algorithm,
+                                                    const search::SearchOptions& options,
+                                                    int max_microbatches,
+                                                    const PlanPolicy& policy = {});
 
 /// Judges a node-level placement (one device per node of
 /// problem.node_graph()) as MakePlan judges a searched one; `bound` as there.

@@ -48,7 +48,18 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
           OverflowError(p.cluster, result.plan.simulation, "given").message());
     }
   } else {
-    absl::StatusOr<Plan> plan = MakePlan(p, request.algorithm, request.search, on_phase);
+    absl::StatusOr<Plan> plan = absl::UnknownError("no plan");
+    if (request.auto_microbatches) {
+      if (on_phase) on_phase("placement (micro-batches auto)");
+      absl::StatusOr<MicrobatchChoice> choice = ChooseMicrobatches(
+          p, request.algorithm, request.search, *request.auto_microbatches, request.policy);
+      if (!choice.ok()) return choice.status();
+      plan = std::move(choice->plan);
+      result.microbatches = *std::move(choice);
+      result.microbatches->plan = {};
+    } else {
+      plan = MakePlan(p, request.algorithm, request.search, on_phase, nullptr, request.policy);
+    }
     if (!plan.ok()) return plan.status();
     result.plan = *std::move(plan);
     if (result.plan.simulation.memory_overflow)

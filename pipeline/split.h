@@ -24,6 +24,11 @@ struct SplitRequest {
   /// The placement search (search::AlgorithmNames()).
   std::string algorithm = "sgp";
   search::SearchOptions search;
+  /// Whether a split slower than one device is kept (Note [Do not split]).
+  PlanPolicy policy;
+  /// Set: choose the micro-batch count in 1..this with the placement (Note
+  /// [Micro-batches auto]); search.microbatches is then ignored.
+  std::optional<int> auto_microbatches;
   /// Write this placement instead of searching one. A hand-made placement is
   /// the user's decision: it is written even when it overflows a device's
   /// memory (with a warning), and nodes that read a value Send/Recv cannot
@@ -47,6 +52,9 @@ struct SplitResult {
   std::optional<training::TrainingStep> training_step;
   /// Things the user should know that did not stop the split.
   std::vector<std::string> warnings;
+  /// With SplitRequest::auto_microbatches: the curve (its plan moved to
+  /// `plan`).
+  std::optional<MicrobatchChoice> microbatches;
 };
 
 /// A training request plans the training step and writes it for one device:

@@ -37,6 +37,9 @@ TEST_P(StageConsistencyTest, SimulatedStagesAreTheWrittenStages) {
   request.search.microbatches = 2;
   request.search.max_iterations = 3;  // TGA: a few generations, reproducible
   request.partition.stages = true;
+  // The point is the split's stages, even one predicted slower than one
+  // device (Note [Do not split]).
+  request.policy.allow_slower_split = true;
   absl::StatusOr<SplitResult> split = Split(request);
   ASSERT_TRUE(split.ok()) << split.status();
   ASSERT_TRUE(split->problem.cluster.execution.whole_stages);
@@ -71,7 +74,9 @@ TEST(StageCostsTest, CostlyStagesSteerTgaToFewerStages) {
     options.microbatches = 8;
     options.max_iterations = 30;
     options.time_budget_s = 1e9;
-    absl::StatusOr<Plan> plan = MakePlan(*prepared, "tga", options);
+    // The searched plan's stages, not one device's (Note [Do not split]).
+    absl::StatusOr<Plan> plan =
+        MakePlan(*prepared, "tga", options, {}, nullptr, {.allow_slower_split = true});
     EXPECT_TRUE(plan.ok()) << plan.status();
     costmodel::Simulator simulator(prepared->node_graph(), prepared->cluster);
     simulator.Run(plan->node_placement, {.microbatches = 8});

@@ -76,6 +76,14 @@ Json EstimateEntries(absl::Span<const passes::ShapeEstimate> estimates) {
 
 }  // namespace
 
+nlohmann::ordered_json SlowerSplitJson(const PlanRecord& r) {
+  if (!r.slower_split) return nullptr;
+  return {{"split_devices", r.slower_split->devices},
+          {"split_step_time_us", r.slower_split->step_time_us},
+          {"one_device_step_time_us", r.simulation->step_time_us},
+          {"device", r.slower_split->device}};
+}
+
 nlohmann::ordered_json PlanJson(const PlanRecord& r) {
   Json inputs = Json::array();
   for (const passes::InputUse& use : r.deployment->inputs) {
@@ -125,7 +133,8 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
              : nlohmann::ordered_json()},
         {"comm_bytes", sim.comm_bytes},
         {"transfers", sim.transfers},
-        {"feasible", !sim.memory_overflow}}},
+        {"feasible", !sim.memory_overflow},
+        {"split_predicted_slower", SlowerSplitJson(r)}}},
       {"estimates", EstimateEntries(r.estimates)}};
   // The key keeps its place in the documented order when it is written.
   if (r.search_time_ms) {

@@ -59,7 +59,21 @@ struct PlanRecord {
   /// inference. The deployment is then empty: no device model is written.
   const training::TrainingStep* training_step = nullptr;
   const training::TrainingOptions* training_options = nullptr;
+  /// Set when the searched split was predicted slower than the whole model on
+  /// one device that fits, and this plan is that device (pipeline/planning.h,
+  /// Note [Do not split]): written as "predicted"."split_predicted_slower",
+  /// null otherwise.
+  struct SlowerSplit {
+    int devices = 0;
+    double step_time_us = 0;
+    std::string device;
+  };
+  std::optional<SlowerSplit> slower_split;
 };
+
+/// The "split_predicted_slower" record of `r`: null, or the rejected split's
+/// devices and step against the one device's.
+nlohmann::ordered_json SlowerSplitJson(const PlanRecord& r);
 
 nlohmann::ordered_json PlanJson(const PlanRecord& record);
 

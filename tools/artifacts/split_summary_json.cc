@@ -37,6 +37,7 @@ nlohmann::ordered_json SplitSummaryJson(const PlanRecord& record, const std::str
           {"lower_bound_us", record.lower_bound_us},
           {"single_device_step_us", record.single_device_step_us},
           {"speedup", speedup},
+          {"split_predicted_slower", SlowerSplitJson(record)},
           {"feasible", !sim.memory_overflow},
           {"comm_bytes", sim.comm_bytes},
           {"transfers", deployment.transfers.size()},

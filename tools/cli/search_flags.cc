@@ -9,11 +9,12 @@ namespace autopar::tools {
 
 std::vector<FlagSpec> SearchFlagSpecs() {
   std::vector<FlagSpec> specs;
-  for (const char* name :
-       {"algo", "seed", "time-budget", "max-generations", "threads", "microbatches"}) {
+  for (const char* name : {"algo", "seed", "time-budget", "max-generations", "threads",
+                           "microbatches", "max-microbatches"}) {
     specs.push_back({name, true});
   }
   specs.push_back({"quiet", false});
+  specs.push_back({"allow-slower-split", false});
   return specs;
 }
 
@@ -21,11 +22,21 @@ absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
   SearchFlags flags;
   search::SearchOptions& options = flags.options;
   if (std::optional<std::string> algo = args.Get("algo")) flags.algorithm = *algo;
-  if (std::optional<std::string> m = args.Get("microbatches")) {
+  if (std::optional<std::string> m = args.Get("microbatches"); m && *m == "auto") {
+    int max = 32;
+    if (std::optional<std::string> k = args.Get("max-microbatches")) {
+      if (!absl::SimpleAtoi(*k, &max) || max < 1 || max > 4096) {
+        return absl::InvalidArgumentError("--max-microbatches must be a number from 1 to 4096");
+      }
+    }
+    flags.auto_microbatches = max;
+  } else if (m) {
     if (!absl::SimpleAtoi(*m, &options.microbatches) || options.microbatches < 1) {
-      return absl::InvalidArgumentError("--microbatches must be a positive number");
+      return absl::InvalidArgumentError("--microbatches must be a positive number or auto");
     }
   }
+  if (!flags.auto_microbatches && args.Has("max-microbatches"))
+    return absl::InvalidArgumentError("--max-microbatches goes with --microbatches auto");
   if (std::optional<std::string> seed = args.Get("seed")) {
     if (!absl::SimpleAtoi(*seed, &options.seed)) {
       return absl::InvalidArgumentError("--seed must be a non-negative number");
@@ -52,6 +63,7 @@ absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
     if (!args.Has("time-budget")) options.time_budget_s = std::numeric_limits<double>::infinity();
   }
   flags.quiet = args.Has("quiet");
+  flags.allow_slower_split = args.Has("allow-slower-split");
   return flags;
 }
 

@@ -5,6 +5,7 @@
 #ifndef AUTOPAR_TOOLS_CLI_SEARCH_FLAGS_H_
 #define AUTOPAR_TOOLS_CLI_SEARCH_FLAGS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,8 @@
 namespace autopar::tools {
 
 /// --algo, --seed, --time-budget, --max-generations, --threads,
-/// --microbatches, --quiet. --max-generations without --time-budget lifts the
+/// --microbatches (a count or "auto"), --max-microbatches, --quiet,
+/// --allow-slower-split. --max-generations without --time-budget lifts the
 /// time budget: the search is then bounded by generations (and convergence)
 /// only, and gives the same plan on every run and machine.
 std::vector<FlagSpec> SearchFlagSpecs();
@@ -26,6 +28,14 @@ struct SearchFlags {
   search::SearchOptions options;
   /// --quiet: no progress output even on a terminal.
   bool quiet = false;
+  /// --allow-slower-split: keep the searched split even when the whole model
+  /// on one device is predicted faster (pipeline/planning.h, Note [Do not
+  /// split]).
+  bool allow_slower_split = false;
+  /// --microbatches auto: the most micro-batches to try (--max-microbatches,
+  /// default 32); unset for a fixed count (pipeline/planning.h, Note
+  /// [Micro-batches auto]).
+  std::optional<int> auto_microbatches;
 };
 
 /// Reads the flags of SearchFlagSpecs(); a malformed value is an

@@ -88,9 +88,9 @@ TEST(TritonFlagsTest, WritesARepositoryWhoseConfigsParseAndFollowTheGpuList) {
   TempDir dir;
   const fs::path model = WriteModel(dir, "my chain (v2).onnx");
   const fs::path out = dir / "out";
-  const CommandResult r =
-      Split({model.string(), "-o", out.string(), "--devices", "2", "--stages", "--triton",
-             "--triton-gpus", "6,4", "--algo", "round-robin", "--quiet", "--json"});
+  const CommandResult r = Split({model.string(), "-o", out.string(), "--devices", "2", "--stages",
+                                 "--triton", "--triton-gpus", "6,4", "--algo", "round-robin",
+                                 "--allow-slower-split", "--quiet", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const fs::path repo = out / "triton";
   const std::string name = "my_chain__v2_";

@@ -18,6 +18,7 @@
 #include "tools/artifacts/report_html.h"
 #include "tools/cli/cli_output.h"
 #include "tools/cli/cluster_flags.h"
+#include "tools/cli/commands/place_command.h"
 #include "tools/cli/exit_codes.h"
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
@@ -32,7 +33,7 @@ constexpr char kUsage[] =
                             [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
                             [--host-calibration FILE] [--node-times FILE]
                             [--algos NAME,NAME,...|all] [--format table|json|csv]
-                            [--report FILE.html] [--microbatches M] [--seed N]
+                            [--report FILE.html] [--microbatches M|auto] [--max-microbatches K] [--seed N]
                             [--time-budget 10s] [--max-generations N] [--threads N] [--quiet]
                             [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
                             [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
@@ -47,10 +48,16 @@ sent and search time. The best row (the fastest plan that fits) is marked '*'.
 An algorithm that finds no plan gets a row that says why. Exit code 3 when no
 algorithm found a plan that fits.
 
+Each row is the algorithm's own plan, even a split predicted slower than one
+device (which `place` and the main command replace by that device).
+
 --algos all (the default) runs every algorithm; "single" (the whole model on
 one device) only when one device holds the model — otherwise every other row
 already says how much faster it is than one device, and its own row could only
 say that it does not fit. Name it in --algos to see that row anyway.
+--microbatches auto chooses M in 1..K (--max-microbatches, default 32) by
+SGP's time per sample, prints that curve, and compares every algorithm at
+that M (JSON: "microbatches_search").
 --seed, --time-budget, --max-generations and --threads apply to every
 algorithm (iterative ones use the budget; one-shot ones ignore it).
 
@@ -184,8 +191,12 @@ std::vector<Row> RunAll(const pipeline::PlanningProblem& problem,
     Row row;
     row.algorithm = algorithm;
     const auto start = std::chrono::steady_clock::now();
+    // Each algorithm's own plan, even a split slower than one device: this
+    // compares the algorithms, and the "single" row and the speed-up column
+    // show what one device would do (pipeline/planning.h, Note [Do not
+    // split]).
     absl::StatusOr<pipeline::Plan> plan =
-        pipeline::MakePlan(problem, algorithm, options, {}, &bound);
+        pipeline::MakePlan(problem, algorithm, options, {}, &bound, {.allow_slower_split = true});
     if (plan.ok()) {
       row.search_time_ms = plan->search_time_ms;
       row.plan = *std::move(plan);
@@ -415,7 +426,8 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   // Every search flag but --algo: compare takes --algos.
   for (const FlagSpec& s : SearchFlagSpecs()) {
-    if (s.name != "algo") specs.push_back(s);
+    // compare always shows each algorithm's own plan (below, RunAll).
+    if (s.name != "algo" && s.name != "allow-slower-split") specs.push_back(s);
   }
   for (const char* name : {"algos", "format", "report"}) specs.push_back({name, true});
   specs.push_back({"help", false});
@@ -448,6 +460,17 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   const std::vector<std::string> algorithms =
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));
 
+  // --microbatches auto: SGP's curve chooses M once, and every algorithm is
+  // compared at that M (pipeline/planning.h, Note [Micro-batches auto]).
+  std::optional<pipeline::MicrobatchChoice> choice;
+  if (search->auto_microbatches) {
+    absl::StatusOr<pipeline::MicrobatchChoice> chosen = pipeline::ChooseMicrobatches(
+        *problem, "sgp", search->options, *search->auto_microbatches, {.allow_slower_split = true});
+    if (!chosen.ok()) return ReportError(chosen.status());
+    chosen->plan = {};
+    choice = *std::move(chosen);
+    search->options.microbatches = choice->chosen;
+  }
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
   // One bound for every row and the summary: it takes tens of ms on 10k nodes.
   const costmodel::LowerBound bound = costmodel::ComputeLowerBound(
@@ -455,12 +478,14 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   const std::vector<Row> rows = RunAll(*problem, algorithms, search->options, bound);
   progress.Finish();
   if (format == "json") {
-    std::printf("%s\n",
-                CompareJson(*problem, rows, search->options.microbatches, bound).dump(2).c_str());
+    nlohmann::ordered_json json = CompareJson(*problem, rows, search->options.microbatches, bound);
+    if (choice) json["microbatches_search"] = MicrobatchCurveJson(*choice);
+    std::printf("%s\n", json.dump(2).c_str());
   } else if (format == "csv") {
     std::fputs(CompareCsv(*problem, rows).c_str(), stdout);
   } else {
     std::fputs(CompareTable(*problem, rows, search->options.microbatches, bound).c_str(), stdout);
+    if (choice) std::fputs(MicrobatchCurveText(*choice).c_str(), stdout);
   }
   if (std::optional<std::string> report = parsed->Get("report")) {
     if (absl::Status written =

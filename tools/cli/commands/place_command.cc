@@ -1,5 +1,6 @@
 #include "tools/cli/commands/place_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -23,8 +24,9 @@ constexpr char kUsage[] =
     R"(usage: onnx-autopar place MODEL.onnx [--devices N] [--device PRESET|FILE]
                           [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
                           [--host-calibration FILE] [--node-times FILE]
-                          [--algo NAME] [--microbatches M] [--seed N] [--time-budget 10s]
-                          [--threads N] [--quiet] [--mode inference|training]
+                          [--algo NAME] [--microbatches M|auto] [--max-microbatches K] [--seed N] [--time-budget 10s]
+                          [--threads N] [--quiet] [--allow-slower-split]
+                          [--mode inference|training]
                           [--optimizer sgd|momentum|adam|adamw]
                           [--format text|json] [--dot FILE]
                           [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
@@ -34,6 +36,10 @@ constexpr char kUsage[] =
 Searches a device placement and reports the simulated step: per-device load
 and memory against capacity, cut edges and bytes, predicted step time, the
 lower bound and their ratio. Nothing is written.
+
+When the searched split is predicted slower than the whole model on one
+device that fits, the plan is that one device and the output says so:
+splitting then pays only for memory. --allow-slower-split keeps the split.
 
 --algo NAME picks the search: sgp (default), tga (genetic, anytime: runs up to
 --time-budget, default 10s, and shows its progress on a terminal), m-etf,
@@ -51,7 +57,11 @@ coloured by device, edges that cross devices bold with their bytes.
 run as --host-calibration FILE (tools/fidelity/calibrate_host.mjs) measured;
 --node-times FILE replaces the predicted node times with measured ones
 (tools/fidelity/measure.mjs output, or {"node": us}). --microbatches M runs
-M micro-batches per step, each the model as given.
+M micro-batches per step, each the model as given. --microbatches auto chooses
+M in 1..K (--max-microbatches K, default 32) with the placement, by time per
+sample (step / (M x batch)): SGP plans the powers of two, K and the midpoints
+around the best, the chosen --algo plans the chosen M; the output shows the
+curve (JSON: "microbatches_search").
 
 Progress bars (loading, coarsening, TGA's generations) show only when stderr
 is a terminal; --quiet turns them off.
@@ -73,6 +83,60 @@ examples:
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
+
+std::string OneDeviceVerdict(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan) {
+  if (!plan.rejected_split) return "";
+  const pipeline::Plan::RejectedSplit& split = *plan.rejected_split;
+  return absl::StrFormat(
+      "one device is predicted fastest: %.1f us on %s against %.1f us for the %s split over %d "
+      "devices, so the whole model stays on one device; splitting pays only for memory "
+      "(--allow-slower-split keeps the split)",
+      plan.simulation.step_time_us, problem.cluster.device(split.device).name, split.step_time_us,
+      plan.algorithm, split.devices);
+}
+
+nlohmann::ordered_json OneDeviceVerdictJson(const pipeline::PlanningProblem& problem,
+                                            const pipeline::Plan& plan) {
+  if (!plan.rejected_split) return nullptr;
+  const pipeline::Plan::RejectedSplit& split = *plan.rejected_split;
+  return {{"split_devices", split.devices},
+          {"split_step_time_us", split.step_time_us},
+          {"one_device_step_time_us", plan.simulation.step_time_us},
+          {"device", problem.cluster.device(split.device).name}};
+}
+
+std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice) {
+  std::vector<pipeline::MicrobatchTrial> tried = choice.tried;
+  std::sort(tried.begin(), tried.end(),
+            [](const auto& a, const auto& b) { return a.microbatches < b.microbatches; });
+  std::string text = absl::StrFormat(
+      "micro-batches %d chosen of 1..%d by time per sample (SGP at each count; batch %d):\n",
+      choice.chosen, choice.max_microbatches, choice.batch);
+  for (const pipeline::MicrobatchTrial& t : tried) {
+    int64_t peak = 0;
+    for (int64_t p : t.peak_memory_bytes) peak = std::max(peak, p);
+    absl::StrAppendFormat(&text, "  %s M=%-4d %12.2f us/sample %12.1f us/step  peak %s%s\n",
+                          t.microbatches == choice.chosen ? "*" : " ", t.microbatches,
+                          t.time_per_sample_us, t.step_time_us, FormatBytes(peak),
+                          t.feasible ? "" : "  OVER CAPACITY");
+  }
+  return text;
+}
+
+nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& choice) {
+  nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+  for (const pipeline::MicrobatchTrial& t : choice.tried) {
+    tried.push_back({{"m", t.microbatches},
+                     {"time_per_sample_us", t.time_per_sample_us},
+                     {"step_time_us", t.step_time_us},
+                     {"peak_memory_bytes", t.peak_memory_bytes},
+                     {"feasible", t.feasible}});
+  }
+  return {{"chosen", choice.chosen},
+          {"max", choice.max_microbatches},
+          {"batch", choice.batch},
+          {"tried", tried}};
+}
 
 nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
                                        const pipeline::Plan& plan) {
@@ -102,6 +166,7 @@ nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
           {"ratio_to_lower_bound", Ratio(sim.step_time_us, plan.lower_bound.bound_us)},
           {"single_device_step_us", plan.single_device_step_us},
           {"speedup", Ratio(plan.single_device_step_us, sim.step_time_us)},
+          {"split_predicted_slower", OneDeviceVerdictJson(problem, plan)},
           {"feasible", !sim.memory_overflow},
           {"units", problem.units().num_units()},
           {"peak_memory_bytes", peaks},
@@ -126,6 +191,8 @@ std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::P
       sim.step_time_us, plan.lower_bound.bound_us,
       Ratio(sim.step_time_us, plan.lower_bound.bound_us),
       Ratio(plan.single_device_step_us, sim.step_time_us));
+  if (plan.rejected_split)
+    absl::StrAppendFormat(&text, "verdict       %s\n", OneDeviceVerdict(problem, plan));
   absl::StrAppendFormat(&text, "transfers     %d cut edges, %s in %d transfers\n", plan.cut_edges,
                         FormatBytes(sim.comm_bytes), sim.transfers);
   absl::StrAppendFormat(&text, "memory        %s\n",
@@ -174,8 +241,21 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   if (!problem.ok()) return ReportError(problem.status());
   if (problem->model) PrintEstimates(problem->model->estimates);
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
-  absl::StatusOr<pipeline::Plan> plan =
-      pipeline::MakePlan(*problem, search->algorithm, search->options);
+  const pipeline::PlanPolicy policy{.allow_slower_split = search->allow_slower_split};
+  std::optional<pipeline::MicrobatchChoice> choice;
+  absl::StatusOr<pipeline::Plan> plan = absl::UnknownError("no plan");
+  if (search->auto_microbatches) {
+    absl::StatusOr<pipeline::MicrobatchChoice> chosen = pipeline::ChooseMicrobatches(
+        *problem, search->algorithm, search->options, *search->auto_microbatches, policy);
+    if (chosen.ok()) {
+      plan = std::move(chosen->plan);
+      choice = *std::move(chosen);
+    } else {
+      plan = chosen.status();
+    }
+  } else {
+    plan = pipeline::MakePlan(*problem, search->algorithm, search->options, {}, nullptr, policy);
+  }
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
   if (std::optional<std::string> dot_path = parsed->Get("dot")) {
@@ -185,9 +265,12 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
     if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
   }
   if (format == "json") {
-    std::printf("%s\n", PlanJsonSummary(*problem, *plan).dump(2).c_str());
+    nlohmann::ordered_json json = PlanJsonSummary(*problem, *plan);
+    if (choice) json["microbatches_search"] = MicrobatchCurveJson(*choice);
+    std::printf("%s\n", json.dump(2).c_str());
   } else {
     std::fputs(PlanText(*problem, *plan).c_str(), stdout);
+    if (choice) std::fputs(MicrobatchCurveText(*choice).c_str(), stdout);
   }
   return plan->simulation.memory_overflow ? kExitInfeasible : kExitOk;
 }

@@ -18,6 +18,22 @@ nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
                                        const pipeline::Plan& plan);
 
 /// Human-readable report of a plan (shared with the main command).
+/// When the search's split lost to one device (pipeline/planning.h, Note [Do
+/// not split]): one line saying that one device is predicted fastest, both
+/// step times, and that splitting pays only for memory; empty otherwise.
+std::string OneDeviceVerdict(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan);
+
+/// plan.json's and `place --format json`'s record of that verdict: null, or
+/// the split's devices and step against the one device's.
+nlohmann::ordered_json OneDeviceVerdictJson(const pipeline::PlanningProblem& problem,
+                                            const pipeline::Plan& plan);
+
+/// The micro-batch curve of --microbatches auto (pipeline/planning.h, Note
+/// [Micro-batches auto]): the count chosen, and per count tried its time per
+/// sample and peak memory per device.
+std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice);
+nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& choice);
+
 std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan);
 
 int RunPlaceCommand(const std::vector<std::string>& args);

@@ -22,6 +22,7 @@
 #include "tools/artifacts/training_json.h"
 #include "tools/artifacts/triton/triton_repository.h"
 #include "tools/cli/cli_output.h"
+#include "tools/cli/commands/place_command.h"
 #include "tools/cli/exit_codes.h"
 #include "tools/cli/mode_flags.h"
 #include "tools/cli/problem_flags.h"
@@ -38,12 +39,12 @@ constexpr char kUsage[] =
                     [--memory-per-device SIZE] [--cluster PRESET|FILE|cpu:KxT]
                     [--host-calibration FILE] [--node-times FILE]
                     [--algo NAME] [--seed N] [--time-budget 10s] [--max-generations N]
-                    [--threads N] [--microbatches M] [--timings]
+                    [--threads N] [--microbatches M|auto] [--max-microbatches K] [--timings]
                     [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
                     [--loss SPEC] [--labels NAME] [--learning-rate X] [--momentum X]
                     [--betas B1,B2] [--eps X] [--weight-decay X] [--freeze REGEX]
                     [--placement FILE] [--stages] [--triton] [--triton-gpus 0,1,...]
-                    [--no-report] [--force] [--quiet]
+                    [--no-report] [--force] [--quiet] [--allow-slower-split]
                     [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                     [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -81,6 +82,15 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --max-generations N  stop TGA after N generations; without --time-budget
                        there is then no time limit, so the plan is the same
                        on every run and machine
+  --allow-slower-split keep the searched split even when the whole model on
+                       one device (that fits) is predicted faster; without
+                       it that one device is written and the summary says
+                       so (plan.json: "split_predicted_slower")
+  --microbatches auto  choose the micro-batch count in 1..K
+                       (--max-microbatches K, default 32) with the placement,
+                       by time per sample; the summary shows the curve,
+                       plan.json keeps "microbatches" (the chosen count) and
+                       adds "microbatches_search" {chosen, max, batch, tried}
   --timings            also write the measured search time (plan.json's
                        "search_time_ms", the report's summary)
 
@@ -162,6 +172,8 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
       &text, "predicted  %.1f us per step (lower bound %.1f us; %.2fx over one device)\n",
       sim.step_time_us, plan.lower_bound.bound_us,
       sim.step_time_us > 0 ? plan.single_device_step_us / sim.step_time_us : 0.0);
+  if (plan.rejected_split)
+    absl::StrAppendFormat(&text, "verdict    %s\n", OneDeviceVerdict(problem, plan));
   absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
                         FormatBytes(sim.comm_bytes));
   absl::StrAppendFormat(
@@ -286,8 +298,16 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   pipeline::SplitRequest request{.problem = *std::move(problem_request),
                                  .algorithm = search->algorithm,
                                  .search = search->options,
+                                 .policy = {.allow_slower_split = search->allow_slower_split},
+                                 .auto_microbatches = search->auto_microbatches,
                                  .partition = {.stages = parsed->Has("stages")},
                                  .training = *std::move(training)};
+  if (parsed->Has("placement") && search->auto_microbatches) {
+    return UsageError(
+        "--microbatches auto chooses the count with a searched placement; give --placement a "
+        "fixed --microbatches M",
+        kUsage);
+  }
   if (std::optional<std::string> file = parsed->Get("placement")) {
     absl::StatusOr<pipeline::NamedPlacement> given = ReadPlacementFile(*file);
     if (!given.ok()) return ReportError(given.status());
@@ -322,7 +342,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
       .algorithm = plan.algorithm,
       .seed = search->options.seed,
       .search_time_ms = search_time_ms,
-      .microbatches = search->options.microbatches,
+      .microbatches = plan.microbatches,
       .cost_source = problem.cost_source,
       .step = problem.step,
       .cluster = &problem.cluster,
@@ -335,14 +355,25 @@ int RunSplitCommand(const std::vector<std::string>& args) {
       .single_device_step_us = plan.single_device_step_us,
       .estimates = problem.model->estimates,
       .training_step = result->training_step ? &*result->training_step : nullptr,
-      .training_options = request.training ? &*request.training : nullptr};
+      .training_options = request.training ? &*request.training : nullptr,
+      .slower_split =
+          plan.rejected_split
+              ? std::optional<PlanRecord::SlowerSplit>(
+                    {.devices = plan.rejected_split->devices,
+                     .step_time_us = plan.rejected_split->step_time_us,
+                     .device = problem.cluster.device(plan.rejected_split->device).name})
+              : std::nullopt};
   onnx_io::DeploymentFiles files = passes::DeploymentFilesOf(result->deployment);
   if (result->training_step) {
     files.models.push_back({kInitModelPath, &result->training_step->init_model});
     files.models.push_back({kGradientModelPath, &result->training_step->gradient_model});
     files.models.push_back({kUpdateModelPath, &result->training_step->update.proto});
   }
-  files.extra_files["plan.json"] = PlanJson(record).dump(2) + "\n";
+  nlohmann::ordered_json plan_json = PlanJson(record);
+  // "microbatches" stays the count the runner reads; the curve beside it.
+  if (result->microbatches)
+    plan_json["microbatches_search"] = MicrobatchCurveJson(*result->microbatches);
+  files.extra_files["plan.json"] = plan_json.dump(2) + "\n";
   std::optional<TritonRepository> triton_repository;
   if (triton_flags->write) {
     if (absl::Status s = CheckTritonGpus(*triton_flags, problem.cluster.num_devices()); !s.ok())
@@ -367,7 +398,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
         RenderReport({.model = model_path,
                       .algorithm = plan.algorithm,
                       .search_time_ms = search_time_ms,
-                      .microbatches = search->options.microbatches,
+                      .microbatches = plan.microbatches,
                       .cost_source = problem.cost_source,
                       .lower_bound_us = plan.lower_bound.bound_us,
                       .single_device_step_us = plan.single_device_step_us,
@@ -399,14 +430,18 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     if (!listed.ok()) return ReportError(listed.status());
     PlanRecord timed = record;
     timed.search_time_ms = plan.search_time_ms;
-    std::printf("%s\n", SplitSummaryJson(timed, *out_dir, *listed).dump(2).c_str());
+    nlohmann::ordered_json summary = SplitSummaryJson(timed, *out_dir, *listed);
+    if (result->microbatches)
+      summary["microbatches_search"] = MicrobatchCurveJson(*result->microbatches);
+    std::printf("%s\n", summary.dump(2).c_str());
     return kExitOk;
   }
   const std::string summary = result->training_step
                                   ? TrainingSummary(*out_dir, *result, *request.training, report)
-                                  : Summary(*out_dir, *result, report, search->options.microbatches,
+                                  : Summary(*out_dir, *result, report, plan.microbatches,
                                             triton_repository ? &*triton_repository : nullptr);
   std::fputs(summary.c_str(), stdout);
+  if (result->microbatches) std::fputs(MicrobatchCurveText(*result->microbatches).c_str(), stdout);
   return kExitOk;
 }
 

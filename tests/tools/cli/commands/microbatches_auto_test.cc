@@ -1,0 +1,150 @@
+// --microbatches auto (Note [Micro-batches auto] in pipeline/planning.h) as a
+// user runs it: `place`, the main command and `compare` choose the count with
+// the placement, the lowest time per sample among the plans that fit, and
+// show the curve; inference and training; bad input is one error line.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/cli_expectations.h"
+#include "tests/testing/run_command.h"
+#include "tests/testing/temp_dir.h"
+
+namespace autopar {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::ExpectCleanError;
+using ::testing::HasSubstr;
+using testing::RunCommand;
+using testing::TempDir;
+
+constexpr int kExitUsage = 1;
+
+std::string Model() { return std::string(AUTOPAR_MODELS_DIR) + "/resnet18.onnx"; }
+
+CommandResult Cli(std::vector<std::string> args) {
+  args.insert(args.begin(), AUTOPAR_CLI);
+  for (const char* flag : {"--devices", "4", "--device", "V100", "--quiet"}) args.push_back(flag);
+  return RunCommand(args, 120);
+}
+
+nlohmann::json Json(const std::string& text) {
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// The curve tries the powers of two up to the maximum and the maximum, and
+// chooses the lowest time per sample among the plans that fit.
+void ExpectAWellChosenCurve(const nlohmann::json& search, int max) {
+  ASSERT_TRUE(search.is_object());
+  EXPECT_EQ(search["max"], max);
+  std::set<int> tried;
+  double best = 1e300;
+  int best_m = 0;
+  for (const nlohmann::json& t : search["tried"]) {
+    const int m = t["m"].get<int>();
+    tried.insert(m);
+    EXPECT_GE(m, 1);
+    EXPECT_LE(m, max);
+    EXPECT_NEAR(t["time_per_sample_us"].get<double>(),
+                t["step_time_us"].get<double>() / (m * search["batch"].get<double>()), 1e-6);
+    EXPECT_EQ(t["peak_memory_bytes"].size(), 4u);
+    if (t["feasible"].get<bool>() && t["time_per_sample_us"].get<double>() < best) {
+      best = t["time_per_sample_us"].get<double>();
+      best_m = m;
+    }
+  }
+  for (int m = 1; m <= max; m *= 2) EXPECT_TRUE(tried.contains(m)) << m;
+  EXPECT_TRUE(tried.contains(max));
+  EXPECT_EQ(search["chosen"], best_m);
+}
+
+TEST(MicrobatchesAutoTest, PlaceChoosesTheBestTimePerSample) {
+  ASSERT_TRUE(fs::exists(Model())) << Model() << " missing: the exported_models fixture writes it";
+  CommandResult r = Cli(
+      {"place", Model(), "--microbatches", "auto", "--max-microbatches", "8", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json placed = Json(r.stdout_text);
+  ASSERT_FALSE(placed.is_discarded());
+  ExpectAWellChosenCurve(placed["microbatches_search"], 8);
+  EXPECT_EQ(placed["microbatches"], placed["microbatches_search"]["chosen"]);
+  // Pipelining ResNet-18 over four devices pays: more than one micro-batch.
+  EXPECT_GT(placed["microbatches"].get<int>(), 1);
+
+  CommandResult text = Cli({"place", Model(), "--microbatches", "auto", "--max-microbatches", "4"});
+  ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
+  EXPECT_THAT(text.stdout_text, HasSubstr("chosen of 1..4 by time per sample"));
+  EXPECT_THAT(text.stdout_text, HasSubstr("us/sample"));
+}
+
+TEST(MicrobatchesAutoTest, TrainingStepsToo) {
+  CommandResult r = Cli({"place", Model(), "--mode", "training", "--microbatches", "auto",
+                         "--max-microbatches", "4", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json placed = Json(r.stdout_text);
+  ASSERT_FALSE(placed.is_discarded());
+  EXPECT_EQ(placed["mode"], "training");
+  ExpectAWellChosenCurve(placed["microbatches_search"], 4);
+  EXPECT_EQ(placed["microbatches"], placed["microbatches_search"]["chosen"]);
+}
+
+TEST(MicrobatchesAutoTest, MainCommandWritesTheChosenCountAndTheCurve) {
+  TempDir dir;
+  const fs::path out = dir / "out";
+  CommandResult r = Cli({Model(), "-o", out.string(), "--microbatches", "auto",
+                         "--max-microbatches", "8", "--no-report"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("chosen of 1..8 by time per sample"));
+  std::ifstream in(out / "plan.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json plan = Json(text.str());
+  ASSERT_FALSE(plan.is_discarded());
+  ExpectAWellChosenCurve(plan["microbatches_search"], 8);
+  // The runner reads "microbatches" as a count.
+  ASSERT_TRUE(plan["microbatches"].is_number_integer());
+  EXPECT_EQ(plan["microbatches"], plan["microbatches_search"]["chosen"]);
+  EXPECT_EQ(plan["predicted"]["microbatches"], plan["microbatches"]);
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("step       " + std::to_string(plan["microbatches"].get<int>()) +
+                        " micro-batches"));
+}
+
+TEST(MicrobatchesAutoTest, CompareComparesAtTheChosenCount) {
+  CommandResult r = Cli({"compare", Model(), "--algos", "sgp,m-etf", "--microbatches", "auto",
+                         "--max-microbatches", "4", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json compared = Json(r.stdout_text);
+  ASSERT_FALSE(compared.is_discarded());
+  ExpectAWellChosenCurve(compared["microbatches_search"], 4);
+  EXPECT_EQ(compared["microbatches"], compared["microbatches_search"]["chosen"]);
+}
+
+TEST(MicrobatchesAutoTest, BadInputIsOneLine) {
+  ExpectCleanError(Cli({"place", Model(), "--microbatches", "auto", "--max-microbatches", "0"}),
+                   kExitUsage, "--max-microbatches must be a number from 1 to 4096");
+  ExpectCleanError(Cli({"place", Model(), "--max-microbatches", "4"}), kExitUsage,
+                   "--max-microbatches goes with --microbatches auto");
+  ExpectCleanError(Cli({"place", Model(), "--microbatches", "automatic"}), kExitUsage,
+                   "--microbatches must be a positive number or auto");
+  TempDir dir;
+  ExpectCleanError(Cli({Model(), "-o", (dir / "o").string(), "--microbatches", "auto",
+                        "--max-microbatches", "x"}),
+                   kExitUsage, "--max-microbatches");
+  ExpectCleanError(Cli({Model(), "-o", (dir / "o").string(), "--microbatches", "auto",
+                        "--placement", (dir / "p.json").string()}),
+                   kExitUsage, "--microbatches auto chooses the count with a searched placement");
+  ExpectCleanError(Cli({"compare", Model(), "--microbatches", "auto", "--max-microbatches", "-1"}),
+                   kExitUsage, "--max-microbatches");
+}
+
+}  // namespace
+}  // namespace autopar
