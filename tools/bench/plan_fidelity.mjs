@@ -68,6 +68,9 @@ function runJson(cmd, args, what, { mismatchIsResult = false } = {}) {
 function plan(o, model, { source, M, algo, times }, dir) {
   const args = [model, '-o', dir, '--cluster', o.cluster, '--microbatches', String(M), '--stages', '--algo', algo,
     '--quiet', '--no-report', '--force', '--json'];
+  // Each algorithm's own plan is measured, even one predicted slower than a
+  // single device (which the main command would otherwise replace).
+  if (algo !== 'single') args.push('--allow-slower-split');
   if (algo === 'tga') args.push('--max-generations', String(TGA_GENERATIONS));
   if (source === 'measured') args.push('--node-times', times);
   if (o.hostCalibration) args.push('--host-calibration', o.hostCalibration);
