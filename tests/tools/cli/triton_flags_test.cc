@@ -148,8 +148,9 @@ TEST(TritonFlagsTest, StageModelsAreWrittenOnceAndTheFolderIsReproducible) {
   const fs::path source = dir.Write("weighted.onnx", model->SerializeAsString());
   const fs::path out[] = {dir / "a", dir / "b"};
   for (const fs::path& o : out) {
-    const CommandResult r = Split({source.string(), "-o", o.string(), "--devices", "2", "--stages",
-                                   "--triton", "--algo", "round-robin", "--quiet"});
+    const CommandResult r =
+        Split({source.string(), "-o", o.string(), "--devices", "2", "--stages", "--triton",
+               "--algo", "round-robin", "--allow-slower-split", "--quiet"});
     ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   }
   const nlohmann::json plan = nlohmann::json::parse(ReadFile(out[0] / "plan.json"));
