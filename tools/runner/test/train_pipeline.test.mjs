@@ -7,10 +7,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUNNER_DIR, pythonMissing, runPython, tempDir } from '../testing/helpers.mjs';
 import { readInitializers } from '../model_weights.mjs';
+import { writeTensorFile } from '../tensor_pb.mjs';
 
 const skip = pythonMissing();
 const TRAIN = join(RUNNER_DIR, 'train.mjs');
@@ -149,6 +150,31 @@ onnx.save(m, sys.argv[1])
   assert.equal(r.code, 3, `${r.stdout}${r.stderr}`);
   assert.match(r.stdout, /^ {2}W3 .* MISMATCH: /m);
   assert.match(r.stdout, /^FAIL vs unsplit step: 3 of 3 weights and 1 of 2 losses differ/m);
+});
+
+test('--data and --seed feed the split step and the unsplit check the same micro-batches', { skip }, () => {
+  const data = tempDir('pipeline-data');
+  for (let s = 0; s < 2; s++) {
+    for (let m = 0; m < M; m++) {
+      const dir = join(data, `step_${s}`, `mb_${m}`);
+      mkdirSync(dir, { recursive: true });
+      const x = Float32Array.from({ length: 16 }, (_, i) => Math.sin(1 + i + 16 * m + 64 * s));
+      const target = Float32Array.from({ length: 8 }, (_, i) => Math.cos(i + 8 * m + 32 * s));
+      writeTensorFile(join(dir, 'x.pb'), { name: 'x', type: 'float32', dims: [2, 8], data: x });
+      writeTensorFile(join(dir, 'target.pb'), { name: 'target', type: 'float32', dims: [2, 4], data: target });
+    }
+  }
+  const run = (...args) => {
+    const r = train([join(fx, '1f1b'), '--steps', '2', '--check', '--json', ...args]);
+    assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
+  const [fromFiles, seeded, again] = [run('--data', data), run('--seed', '7'), run('--seed', '7')];
+  assert.equal(fromFiles.check.ok, true);
+  assert.equal(fromFiles.data.source, data);
+  assert.deepEqual(seeded.loss, again.loss);
+  assert.notDeepEqual(seeded.loss, fromFiles.loss);
+  assert.notDeepEqual(seeded.loss, splitRun('1f1b').report.loss, 'seed 7 is not seed 0');
 });
 
 /** Expects one error line naming `pattern`, exit code 2, and no saved model. */
