@@ -1,4 +1,4 @@
-// The split training step (plan.json training.pipeline; PIPELINE_SPEC):
+// The split training step (plan.json training.pipeline; README.md, "Split training steps"):
 // one worker thread per device (train_worker.mjs), each running its own
 // order of (stage, micro-batch) runs and then its update stage, handing
 // stage outputs and new weight values straight to the other workers.

@@ -1,4 +1,4 @@
-// One device of a split training step (PIPELINE_SPEC; plan.json
+// One device of a split training step (plan.json
 // training.pipeline): runs the device's "order" of (stage, micro-batch) runs,
 // one at a time, each once its inputs for that micro-batch are here; then
 // its update stage once. Used inside train_worker.mjs (one worker thread per

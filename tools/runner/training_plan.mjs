@@ -108,7 +108,7 @@ const KINDS = ['forward', 'backward', 'update'];
 const isIdList = (v) => Array.isArray(v) && v.every((x) => Number.isInteger(x) && x >= 0);
 
 /**
- * Validates training.pipeline, the split step (PIPELINE_SPEC: stage models
+ * Validates training.pipeline, the split step (stage models
  * without Send/Recv, one update model per device, the planner's "order").
  * Returns { schedule, microbatches, devices, predicted,
  *   stages: [{id, kind, device, file, modelPath, inputs, outputs, after,
