@@ -169,8 +169,8 @@ async function main(argv, log) {
   if (p) {
     const perMb = p.stages.filter((s) => s.kind !== 'update').length;
     const devices = p.devices.filter((d) => p.stages.some((s) => s.device === d));
-    log(`${what}; split step (${p.schedule ?? 'order'}): ${plural(perMb, 'stage')} + ${plural(p.update.size, 'update')} on ${plural(devices.length, 'device')}, one worker thread per device`, text);
-    trained = await trainPipeline(o, plan, onStep);
+    trained = await trainPipeline(o, plan, onStep, () => log(`${what}; split step (${p.schedule ?? 'order'}): ` +
+      `${plural(perMb, 'stage')} + ${plural(p.update.size, 'update')} on ${plural(devices.length, 'device')}, one worker thread per device`, text));
     report.pipeline = {
       schedule: p.schedule, devices: trained.devices, stages: p.stages.length, microbatches: M,
       max_stashes: trained.max_stashes, predicted: p.predicted,
@@ -179,8 +179,7 @@ async function main(argv, log) {
     const predicted = Array.isArray(p.predicted?.max_stashes) ? ` (plan.json predicts ${p.predicted.max_stashes.join(', ')})` : '';
     log(`most stashes held at once: ${trained.devices.map((d, k) => `device ${d} ${trained.max_stashes[k]}`).join(', ')}${predicted}`, text);
   } else {
-    log(what, text);
-    trained = await trainUnsplit(o, plan, onStep);
+    trained = await trainUnsplit(o, plan, onStep, () => log(what, text));
   }
   report.step_ms_median = round(median(report.step_ms));
   if (o.check) {

@@ -59,13 +59,14 @@ function checkModels(plan, meta) {
 }
 
 /**
- * Trains o.steps steps of the split step. onStep(s, loss, ms) after each.
+ * Trains o.steps steps of the split step. onReady() once the models are
+ * loaded and checked, onStep(s, loss, ms) after each step.
  * Returns { weights: {name: tensor}, loss: [per step], step_ms: [per step],
  * timeline: [{step, runs: [{device, stage, kind, microbatch, start_us,
  * end_us}], max_stashes: [per device]}] (µs since the first step began),
  * devices: [ids], max_stashes: [per device, over all steps] }.
  */
-export async function trainPipeline(o, plan, onStep = () => {}) {
+export async function trainPipeline(o, plan, onStep = () => {}, onReady = () => {}) {
   const p = plan.pipeline;
   const M = p.microbatches;
   const route = pipelineRoute(plan);
@@ -94,6 +95,7 @@ export async function trainPipeline(o, plan, onStep = () => {}) {
     await Promise.all(devices.map((d) => on(d, {
       op: 'setup', route, peers: peers.get(d), weights: Object.fromEntries(weightsOf(route, d).map((n) => [n, initial[n]])),
     }, Object.values(peers.get(d)))));
+    onReady();
 
     const result = { loss: [], step_ms: [], timeline: [], devices, max_stashes: devices.map(() => 0) };
     let origin = null;

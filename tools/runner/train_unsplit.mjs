@@ -13,15 +13,16 @@ import { createSession, runSession } from './ort_session.mjs';
 import { checkInitial, gradientSum, addInto, meanOf, microbatchData, zeros } from './train_common.mjs';
 
 /**
- * Trains o.steps steps of o.microbatches micro-batches. onStep(s, loss, ms)
- * is called after each step. Returns { weights: {name: tensor}, loss: [per
+ * Trains o.steps steps of o.microbatches micro-batches. onReady() once the
+ * models are loaded, onStep(s, loss, ms) after each step. Returns { weights: {name: tensor}, loss: [per
  * step], step_ms: [per step] }.
  */
-export async function trainUnsplit(o, plan, onStep = () => {}) {
+export async function trainUnsplit(o, plan, onStep = () => {}, onReady = () => {}) {
   const M = o.microbatches;
   const sessions = {};
   try {
     for (const k of ['init', 'gradient', 'update']) sessions[k] = await createSession(plan.models[k], { threads: o.threads });
+    onReady();
     // Weights from the init model; optimizer state as zeros.
     const initial = await runSession(sessions.init, {}, plan.weights.map((w) => w.initial), 'init model');
     const weights = {};

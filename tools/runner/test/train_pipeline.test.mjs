@@ -207,6 +207,9 @@ test('bad input: one error line, exit 2, nothing written', { skip }, () => {
     runs.unshift([1, 2]);
   });
   assertBadInput([deadlock], /training\.pipeline\.order deadlocks: device 0 at run \[2,0\] waits for \[1,0\]; device 1 at run \[1,2\] waits for \[0,2\]/);
+  const swapped = editedCopy('1f1b', () => {});
+  cpSync(join(swapped, 'stages', 's1.onnx'), join(swapped, 'stages', 's0.onnx'));
+  assertBadInput([swapped], /stage 0: stages\/s0\.onnx takes input 'r1' that plan\.json does not give it/);
   const zero = editedCopy('gpipe', (p) => (p.training.pipeline.microbatches = 0));
   assertBadInput([zero], /training\.pipeline\.microbatches must be an integer >= 1/);
   assertBadInput([join(fx, 'gpipe'), '--check', '--microbatches', 'x'], /--microbatches: bad value 'x'/);
