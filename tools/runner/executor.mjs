@@ -14,13 +14,16 @@ import { RunnerError, badInput, internal } from './errors.mjs';
 import { StepScheduler, routing } from './schedule.mjs';
 import { cpuShare, schedTotals } from './host_load.mjs';
 
-/** Proxy for one device's worker thread (device_worker.mjs): request/response over postMessage. */
-class WorkerDevice {
-  constructor(device) {
+/**
+ * Proxy for one device's worker thread (device_worker.mjs, or another entry
+ * with the same request/response protocol over postMessage).
+ */
+export class WorkerDevice {
+  constructor(device, entry = new URL('./device_worker.mjs', import.meta.url)) {
     this.device = device;
     this.pending = new Map();
     this.nextReq = 0;
-    this.worker = new Worker(new URL('./device_worker.mjs', import.meta.url), { workerData: { device } });
+    this.worker = new Worker(entry, { workerData: { device } });
     this.worker.on('message', (m) => {
       const p = this.pending.get(m.req);
       this.pending.delete(m.req);
