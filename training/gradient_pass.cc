@@ -1,5 +1,7 @@
 #include "training/gradient_pass.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "training/gradient_rules.h"
 
@@ -66,6 +68,12 @@ std::vector<bool> ValuesTheSeedsDependOn(const ir::Graph& graph,
   return reached;
 }
 
+std::string FirstReaderName(const ir::Graph& graph, ir::ValueId value) {
+  const std::vector<ir::NodeId>& readers = graph.value(value).consumers;
+  if (readers.empty()) return "";
+  return graph.node(*std::min_element(readers.begin(), readers.end())).name;
+}
+
 absl::StatusOr<GradientResult> BuildBackward(const ir::Graph& graph, const GradientRequest& request,
                                              GraphEmitter& emit) {
   std::vector<ir::ValueId> seed_values;
@@ -90,6 +98,9 @@ absl::StatusOr<GradientResult> BuildBackward(const ir::Graph& graph, const Gradi
   GradientResult result;
   for (size_t k = graph.num_nodes(); k-- > 0;) {
     const ir::Node& node = graph.nodes()[k];
+    // The sums of its outputs' gradient terms and its rule's nodes work for
+    // this node (GraphEmitter::set_origin).
+    emit.set_origin(node.name);
     std::vector<std::string> output_gradients;
     bool any_output = false;
     for (ir::ValueId out : node.outputs) {
@@ -140,7 +151,11 @@ absl::StatusOr<GradientResult> BuildBackward(const ir::Graph& graph, const Gradi
     }
     ++result.differentiated_nodes;
   }
-  for (ir::ValueId v : request.wrt) result.gradients.push_back(gradient_of(v));
+  for (ir::ValueId v : request.wrt) {
+    emit.set_origin(FirstReaderName(graph, v));
+    result.gradients.push_back(gradient_of(v));
+  }
+  emit.set_origin("");
   return result;
 }
 

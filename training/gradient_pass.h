@@ -56,6 +56,10 @@ std::vector<bool> ValuesTheSeedsDependOn(const ir::Graph& graph,
 absl::StatusOr<GradientResult> BuildBackward(const ir::Graph& graph, const GradientRequest& request,
                                              GraphEmitter& emit);
 
+/// The name of the first node (in graph order) that reads `value`, or "":
+/// the node a weight's summed gradient is placed with (GraphEmitter origins).
+std::string FirstReaderName(const ir::Graph& graph, ir::ValueId value);
+
 /// True for the dtypes that carry gradients (float16, bfloat16, float32,
 /// float64).
 bool IsDifferentiableType(ir::DType dtype);

@@ -129,6 +129,7 @@ std::vector<std::string> GraphEmitter::OpN(std::string_view op_type,
     node->add_output(outputs.back());
   }
   node->set_name(outputs.front());
+  if (!origin_.empty()) origins_[outputs.front()] = origin_;
   for (onnx::AttributeProto& a : attributes) *node->add_attribute() = std::move(a);
   return outputs;
 }
@@ -138,6 +139,7 @@ void GraphEmitter::OpTo(std::string_view op_type, const std::vector<std::string>
   onnx::NodeProto* node = graph_->add_node();
   node->set_op_type(std::string(op_type));
   node->set_name(output);
+  if (!origin_.empty()) origins_[output] = origin_;
   for (const std::string& input : inputs) node->add_input(input);
   node->add_output(output);
   for (onnx::AttributeProto& a : attributes) *node->add_attribute() = std::move(a);

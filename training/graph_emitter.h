@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "ir/dtype.h"
 #include "onnx/onnx_pb.h"
@@ -49,6 +50,16 @@ class GraphEmitter {
   /// Reserves `name` exactly (a graph input or output the caller names);
   /// false when it is taken already.
   bool Reserve(const std::string& name);
+
+  /// The source node the next emitted nodes work for (a forward node whose
+  /// gradient rule or lowering is running, or the node whose output a loss
+  /// reads); "" stops recording. Every node appended while it is set is
+  /// recorded in origins(): a split training step places it on that node's
+  /// device (Note [Gradient colocation] in pipeline/training_split.h), and
+  /// measured node times are charged to it.
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+  /// Emitted node name → its origin, for the nodes appended while one was set.
+  const absl::flat_hash_map<std::string, std::string>& origins() const { return origins_; }
 
   /// Appends node `op_type` reading `inputs` ("" for an omitted optional
   /// input) and returns its single output's name. `hint` names the output.
@@ -112,6 +123,8 @@ class GraphEmitter {
   absl::flat_hash_set<std::string> taken_;
   int64_t opset_;
   std::string prefix_;
+  std::string origin_;
+  absl::flat_hash_map<std::string, std::string> origins_;
 };
 
 }  // namespace autopar::training

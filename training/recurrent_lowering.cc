@@ -479,12 +479,14 @@ absl::StatusOr<LoweredModel> LowerRecurrentNodes(const onnx_io::Model& model,
           absl::StrCat("node '", node.name, "' is not a recurrent node of the source model"));
     }
     const int begin = scratch.node_size();
+    emit.set_origin(node.name);
     Unroller unroller(graph, node, emit, made);
     if (absl::Status s = unroller.Run(); !s.ok()) return s;
     replacement[node.proto_index] = {begin, scratch.node_size()};
   }
 
   LoweredModel lowered;
+  lowered.origins = emit.origins();
   onnx::ModelProto proto = model.proto;
   onnx::GraphProto* g = proto.mutable_graph();
   g->clear_node();

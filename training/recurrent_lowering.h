@@ -30,8 +30,10 @@
 #ifndef AUTOPAR_TRAINING_RECURRENT_LOWERING_H_
 #define AUTOPAR_TRAINING_RECURRENT_LOWERING_H_
 
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "onnx_io/model.h"
@@ -46,6 +48,8 @@ struct LoweredModel {
   /// Recurrent nodes replaced, and nodes written in their place.
   int64_t lowered_nodes = 0;
   int64_t written_nodes = 0;
+  /// Each written node's name → the recurrent node it replaces.
+  absl::flat_hash_map<std::string, std::string> origins;
 };
 
 /// True for LSTM, GRU and RNN.

@@ -111,9 +111,12 @@ std::vector<ir::ValueId> TrainedWeights(
 
 // The step of a model whose gradient path holds only operators with rules
 // (recurrent nodes already unrolled).
-absl::StatusOr<TrainingStep> BuildStep(const onnx_io::Model& model, const ir::Graph& graph,
-                                       const TrainingOptions& options,
-                                       const std::optional<std::regex>& freeze) {
+// `lowered_from`: the recurrent lowering's origins (written node → the
+// recurrent node it replaces), empty when nothing was lowered.
+absl::StatusOr<TrainingStep> BuildStep(
+    const onnx_io::Model& model, const ir::Graph& graph, const TrainingOptions& options,
+    const std::optional<std::regex>& freeze,
+    const absl::flat_hash_map<std::string, std::string>& lowered_from) {
   absl::StatusOr<onnx::ModelProto> exported = onnx_io::ExportModel(graph, model);
   if (!exported.ok()) return exported.status();
   TrainingStep step;
@@ -123,6 +126,11 @@ absl::StatusOr<TrainingStep> BuildStep(const onnx_io::Model& model, const ir::Gr
   const int forward_nodes = proto->node_size();
   GraphEmitter emit(proto, TakenNames(graph, *proto), opset, "grad/");
 
+  // The loss's nodes work for the node whose output it reads.
+  if (std::optional<ir::ValueId> read = graph.FindValue(options.loss.value)) {
+    if (graph.value(*read).producer.valid())
+      emit.set_origin(graph.node(graph.value(*read).producer).name);
+  }
   absl::StatusOr<WrittenLoss> loss = WriteLoss(graph, options.loss, emit);
   if (!loss.ok()) return loss.status();
   step.loss = loss->loss;
@@ -139,6 +147,7 @@ absl::StatusOr<TrainingStep> BuildStep(const onnx_io::Model& model, const ir::Gr
                          : absl::StrCat(" is left by --freeze (", step.frozen.size(), " frozen)")));
   }
 
+  step.backward_begin = proto->node_size();
   absl::StatusOr<GradientResult> backward =
       BuildBackward(graph, {.seeds = loss->seeds, .wrt = trained}, emit);
   if (!backward.ok()) return backward.status();
@@ -179,6 +188,7 @@ absl::StatusOr<TrainingStep> BuildStep(const onnx_io::Model& model, const ir::Gr
     if (g.empty()) {
       return absl::InternalError(absl::StrCat("weight '", v.name, "' got no gradient"));
     }
+    emit.set_origin(FirstReaderName(graph, trained[k]));
     emit.OpTo("Identity", {g}, w.gradient);
     onnx::ValueInfoProto* out = proto->add_output();
     SetTensorType(v, *out);
@@ -186,6 +196,12 @@ absl::StatusOr<TrainingStep> BuildStep(const onnx_io::Model& model, const ir::Gr
     step.weights.push_back(std::move(w));
   }
   step.backward_nodes = proto->node_size() - forward_nodes;
+  // Origins in terms of the source model: through the lowering, if any.
+  for (const auto& [node, origin] : lowered_from) step.node_origin[node] = origin;
+  for (const auto& [node, origin] : emit.origins()) {
+    auto through = lowered_from.find(origin);
+    step.node_origin[node] = through == lowered_from.end() ? origin : through->second;
+  }
   step.init_model = MoveOutInitialWeights(step.weights, *proto, step.gradient_model);
 
   for (const auto& [what, proto_to_check] :
@@ -246,10 +262,10 @@ absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, cons
     if (!recurrent.empty()) {
       absl::StatusOr<LoweredModel> lowered = LowerRecurrentNodes(model, graph, recurrent);
       if (!lowered.ok()) return lowered.status();
-      return BuildStep(lowered->model, lowered->graph, options, freeze);
+      return BuildStep(lowered->model, lowered->graph, options, freeze, lowered->origins);
     }
   }
-  return BuildStep(model, graph, options, freeze);
+  return BuildStep(model, graph, options, freeze, {});
 }
 
 }  // namespace autopar::training

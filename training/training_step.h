@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "onnx/onnx_pb.h"
@@ -71,6 +72,16 @@ struct TrainingStep {
   /// the loss added.
   int64_t differentiated_nodes = 0;
   int64_t backward_nodes = 0;
+  /// The gradient model's nodes [0, backward_begin) are the forward pass and
+  /// the loss; the rest are the backward pass.
+  int backward_begin = 0;
+  /// Every gradient-model node that is not a node of the source model (by
+  /// name) → the source node it works for: a lowered recurrent node → the
+  /// LSTM/GRU/RNN it replaces; a loss node → the producer of the value the
+  /// loss reads; a backward node → the forward node whose rule wrote it (a
+  /// weight's summed gradient: its first reader). Note [Gradient
+  /// colocation] (pipeline/training_split.h) places each node with it.
+  absl::flat_hash_map<std::string, std::string> node_origin;
 };
 
 /// The training step of `model`, whose IR (shapes inferred, every dim on
