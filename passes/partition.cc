@@ -327,6 +327,13 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
   absl::StatusOr<Analysis> analysis =
       partition_internal::Analyze(model, graph, node_device, num_devices);
   if (!analysis.ok()) return analysis.status();
+  if (!options.node_phase.empty()) {
+    if (options.node_phase.size() != graph.num_nodes()) {
+      return absl::InvalidArgumentError(absl::StrCat("node_phase has ", options.node_phase.size(),
+                                                     " entries for ", graph.num_nodes(), " nodes"));
+    }
+    analysis->phase = options.node_phase;
+  }
   const Analysis& a = *analysis;
 
   Deployment out;

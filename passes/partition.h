@@ -87,6 +87,8 @@ struct Stage {
   int32_t device = 0;
   /// Cross-device hops before this stage (see the file comment).
   int32_t level = 0;
+  /// The phase of its nodes (PartitionOptions::node_phase; 0 without).
+  int32_t phase = 0;
   /// File name within the output folder: "stages/s<id>.onnx".
   std::string file;
   onnx::ModelProto proto;
@@ -128,6 +130,12 @@ struct Deployment {
 struct PartitionOptions {
   /// Also build the stage models.
   bool stages = true;
+  /// Per node of the graph, empty or a phase (a training step: 0 forward, 1
+  /// backward). Note [Stage phases]: nodes of different phases never share a
+  /// stage; stages are numbered in (level, phase, device) order, which stays
+  /// topological when no node reads a value of a higher phase made at its
+  /// own level (a backward value is never read by a forward node).
+  std::vector<uint8_t> node_phase;
 };
 
 /// Splits `model` (whose IR is `graph`, shapes inferred) by `node_device`, the

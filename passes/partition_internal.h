@@ -83,6 +83,8 @@ struct Analysis {
   std::vector<char> replicated;
   /// Per node: its inputs and captured outer values, each once, in order.
   std::vector<std::vector<ir::ValueId>> reads;
+  /// Per node: its phase (PartitionOptions::node_phase); empty: all 0.
+  absl::Span<const uint8_t> phase;
   /// Per graph.outputs() entry: the device whose model outputs it.
   std::vector<int32_t> output_device;
   /// Types ONNX's shape inference gives values the IR cannot type (sequences,

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@ namespace {
 // What goes into one stage before its model is assembled.
 struct StageContents {
   int32_t level = 0;
+  int32_t phase = 0;
   int32_t device = 0;
   std::vector<uint32_t> nodes;         // ordinary nodes, ascending
   std::vector<size_t> passed_outputs;  // graph outputs no ordinary node produces
@@ -82,45 +84,77 @@ absl::StatusOr<std::vector<int32_t>> Levels(const Analysis& a) {
       "values that are not tensors cannot each stay inside one stage under this placement");
 }
 
-// Groups the nodes into stages numbered in (level, device) order.
+// Note [Sinking later phases]: a node of a later phase (a backward node)
+// that only prepares a value for readers of its own phase on its own device
+// (a weight's transpose for dX = dY·Wᵀ, the input's for dW = Xᵀ·dY) has a
+// low level of its own, and would make a stage of its phase that runs long
+// before the rest of that phase's work. Such a node moves up to the lowest
+// level of its readers, into their stage. Edges stay ordered: its readers
+// are at that level or above, its inputs were below it already.
+void SinkLaterPhases(const Analysis& a, std::vector<int32_t>& level) {
+  const ir::Graph& graph = *a.graph;
+  // Nodes joined by a non-tensor value keep the levels Levels settled.
+  if (a.phase.empty() || !NonTensorColocations(graph).empty()) return;
+  for (size_t i = graph.num_nodes(); i-- > 0;) {
+    if (a.replicated[i] || a.phase[i] == 0) continue;
+    int32_t lowest = -1;
+    bool local = true;
+    for (ir::ValueId v : graph.nodes()[i].outputs) {
+      if (!v.valid()) continue;
+      if (a.index.output[v.index()] >= 0) local = false;  // a graph output
+      for (ir::NodeId c : graph.value(v).consumers) {
+        const size_t k = c.index();
+        if (a.replicated[k]) continue;
+        if (a.device[k] != a.device[i] || a.phase[k] != a.phase[i]) local = false;
+        lowest = lowest < 0 ? level[k] : std::min(lowest, level[k]);
+      }
+    }
+    if (local && lowest > level[i]) level[i] = lowest;
+  }
+}
+
+// Groups the nodes into stages numbered in (level, phase, device) order
+// (Note [Stage phases] in partition.h: a phase only splits stages).
 absl::StatusOr<std::vector<StageContents>> GroupStages(const Analysis& a,
                                                        std::vector<int32_t>& stage_of) {
   const ir::Graph& graph = *a.graph;
   absl::StatusOr<std::vector<int32_t>> levels = Levels(a);
   if (!levels.ok()) return levels.status();
-  const std::vector<int32_t>& level = *levels;
-  std::vector<std::pair<int32_t, int32_t>> keys;  // (level, device)
+  std::vector<int32_t>& level = *levels;
+  SinkLaterPhases(a, level);
+  using Key = std::tuple<int32_t, int32_t, int32_t>;  // (level, phase, device)
+  auto phase_of = [&a](size_t i) { return a.phase.empty() ? 0 : int32_t{a.phase[i]}; };
+  std::vector<Key> keys;
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
-    if (!a.replicated[i]) keys.emplace_back(level[i], a.device[i]);
+    if (!a.replicated[i]) keys.emplace_back(level[i], phase_of(i), a.device[i]);
   }
   // A graph output that no ordinary node produces (a graph input or weight
   // passed through, or a Constant) comes out of a level-0 stage of its device.
-  std::vector<std::pair<int32_t, int32_t>> passed_keys(graph.outputs().size(), {-1, -1});
+  std::vector<Key> passed_keys(graph.outputs().size(), {-1, 0, 0});
   for (size_t j = 0; j < graph.outputs().size(); ++j) {
     const ir::NodeId p = graph.value(graph.outputs()[j]).producer;
     if (p.valid() && !a.replicated[p.index()]) continue;
-    passed_keys[j] = {0, a.output_device[j]};
+    passed_keys[j] = {0, 0, a.output_device[j]};
     keys.push_back(passed_keys[j]);
   }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  auto id_of = [&keys](std::pair<int32_t, int32_t> key) {
+  auto id_of = [&keys](const Key& key) {
     return static_cast<int32_t>(std::lower_bound(keys.begin(), keys.end(), key) - keys.begin());
   };
 
   std::vector<StageContents> stages(keys.size());
   for (size_t s = 0; s < keys.size(); ++s) {
-    stages[s].level = keys[s].first;
-    stages[s].device = keys[s].second;
+    std::tie(stages[s].level, stages[s].phase, stages[s].device) = keys[s];
   }
   stage_of.assign(graph.num_nodes(), -1);
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
     if (a.replicated[i]) continue;
-    stage_of[i] = id_of({level[i], a.device[i]});
+    stage_of[i] = id_of({level[i], phase_of(i), a.device[i]});
     stages[stage_of[i]].nodes.push_back(static_cast<uint32_t>(i));
   }
   for (size_t j = 0; j < graph.outputs().size(); ++j) {
-    if (passed_keys[j].first >= 0) stages[id_of(passed_keys[j])].passed_outputs.push_back(j);
+    if (std::get<0>(passed_keys[j]) >= 0) stages[id_of(passed_keys[j])].passed_outputs.push_back(j);
   }
   return stages;
 }
@@ -133,6 +167,7 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   stage.id = id;
   stage.device = contents.device;
   stage.level = contents.level;
+  stage.phase = contents.phase;
   stage.file = absl::StrCat("stages/s", id, ".onnx");
   stage.proto = ModelShell(a.model->proto, absl::StrCat(source.name(), "_stage", id));
   onnx::GraphProto* g = stage.proto.mutable_graph();
