@@ -67,17 +67,44 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
   }
 
   if (request.training) {
-    if (p.cluster.num_devices() > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "a training step is written for one device; splitting it over ", p.cluster.num_devices(),
-          " devices is not implemented yet (use --devices 1; `place` and `compare` "
-          "plan training steps over any number)"));
-    }
     if (on_phase) on_phase("training step (gradient pass)");
     absl::StatusOr<training::TrainingStep> step =
         training::BuildTrainingStep(p.model->model, graph, *request.training);
     if (!step.ok()) return step.status();
     result.training_step = *std::move(step);
+    if (p.cluster.num_devices() == 1) return result;
+    if (on_phase) on_phase("training step (split into stages)");
+    std::optional<costmodel::NodeTimes> node_times;
+    if (request.problem.node_times_path) {
+      absl::StatusOr<costmodel::NodeTimes> loaded =
+          costmodel::LoadNodeTimesFile(*request.problem.node_times_path);
+      if (!loaded.ok()) return loaded.status();
+      node_times = *std::move(loaded);
+    }
+    absl::StatusOr<SplitTrainingStep> split =
+        SplitTraining(*result.training_step, graph, result.plan.node_placement.device, p.cluster,
+                      p.model->model.directory().string(),
+                      {.schedule = request.schedule,
+                       .microbatches = result.plan.microbatches,
+                       .node_times = node_times ? &*node_times : nullptr,
+                       .optimizer = request.training->optimizer});
+    if (!split.ok()) return split.status();
+    // The pipeline's own memory (stashes in flight under the schedule)
+    // decides whether the split step fits.
+    for (int32_t d : split->devices) {
+      const int64_t peak = split->predicted.peak_memory_bytes[d];
+      if (peak <= p.cluster.device(d).memory_bytes) continue;
+      const std::string message = absl::StrCat(
+          "the ", result.plan.algorithm, " training split needs ", search::FormatBytes(peak),
+          " on device ", d, " (", p.cluster.device(d).name, ", ",
+          search::FormatBytes(p.cluster.device(d).memory_bytes), ") under ",
+          std::string(costmodel::PipelineScheduleName(request.schedule)),
+          "; use more devices, devices with more memory or fewer micro-batches in flight "
+          "(--schedule 1f1b)");
+      if (!request.given_placement) return absl::ResourceExhaustedError(message);
+      result.warnings.push_back(message);
+    }
+    result.training_split = *std::move(split);
     return result;
   }
   if (on_phase) on_phase("rewrite (partition)");

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "passes/partition.h"
 #include "pipeline/planning.h"
+#include "pipeline/training_split.h"
 #include "search/search.h"
 #include "training/training_step.h"
 
@@ -39,6 +40,9 @@ struct SplitRequest {
   /// optimizer. The step's models are built instead of the forward
   /// deployment (training/training_step.h).
   std::optional<training::TrainingOptions> training;
+  /// The schedule of a training step split over several devices
+  /// (pipeline/training_split.h).
+  costmodel::PipelineSchedule schedule = costmodel::PipelineSchedule::k1F1B;
 };
 
 struct SplitResult {
@@ -50,6 +54,9 @@ struct SplitResult {
   passes::Deployment deployment;
   /// The training step's models, when the request trains.
   std::optional<training::TrainingStep> training_step;
+  /// Its split into forward, backward and update stages, when the plan uses
+  /// more than one device.
+  std::optional<SplitTrainingStep> training_split;
   /// Things the user should know that did not stop the split.
   std::vector<std::string> warnings;
   /// With SplitRequest::auto_microbatches: the curve (its plan moved to
@@ -57,9 +64,8 @@ struct SplitResult {
   std::optional<MicrobatchChoice> microbatches;
 };
 
-/// A training request plans the training step and writes it for one device:
-/// more devices fail with Unimplemented (the per-device stages of a training
-/// step are not written yet).
+/// A training request plans the training step and writes its models; over
+/// several devices also their split into stages (pipeline/training_split.h).
 /// Fails with ResourceExhausted when a searched placement does not fit the
 /// devices' memory, and as PrepareProblem, the search or the rewrite fail
 /// otherwise; an invalid rewrite is an InternalError.

@@ -144,7 +144,7 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
   }
   if (r.training_step != nullptr) {
     plan["mode"] = "training";
-    plan["training"] = TrainingStepJson(*r.training_step, *r.training_options);
+    plan["training"] = TrainingStepJson(*r.training_step, *r.training_options, r.training_split);
   }
   // Moved in last, not copied through an initializer list.
   plan["node_to_device"] = std::move(node_to_device);

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "passes/infer_shapes.h"
 #include "passes/partition.h"
+#include "pipeline/training_split.h"
 #include "training/training_step.h"
 
 namespace autopar::tools {
@@ -59,6 +60,9 @@ struct PlanRecord {
   /// inference. The deployment is then empty: no device model is written.
   const training::TrainingStep* training_step = nullptr;
   const training::TrainingOptions* training_options = nullptr;
+  /// Its split over several devices ("training"."pipeline"); null when the
+  /// step runs on one device.
+  const pipeline::SplitTrainingStep* training_split = nullptr;
   /// Set when the searched split was predicted slower than the whole model on
   /// one device that fits, and this plan is that device (pipeline/planning.h,
   /// Note [Do not split]): written as "predicted"."split_predicted_slower",

@@ -39,10 +39,55 @@ Json OptimizerEntry(const training::OptimizerOptions& o, const std::string& step
   return j;
 }
 
+Json PipelineEntry(const pipeline::SplitTrainingStep& split) {
+  Json stages = Json::array();
+  for (const pipeline::TrainingStage& t : split.stages) {
+    const passes::Stage& s = t.stage;
+    stages.push_back({{"id", s.id},
+                      {"kind", t.kind == costmodel::StageKind::kForward ? "forward" : "backward"},
+                      {"device", s.device},
+                      {"file", s.file},
+                      {"inputs", s.inputs},
+                      {"outputs", s.outputs},
+                      {"after", s.after},
+                      {"per_microbatch", true},
+                      {"predicted_us", t.compute_us}});
+  }
+  int32_t id = static_cast<int32_t>(split.stages.size());
+  for (const pipeline::DeviceUpdate& u : split.updates) {
+    stages.push_back({{"id", id++},
+                      {"kind", "update"},
+                      {"device", u.device},
+                      {"file", u.file},
+                      {"weights", u.weights},
+                      {"per_microbatch", false},
+                      {"predicted_us", u.compute_us}});
+  }
+  const costmodel::PipelineStepResult& p = split.predicted;
+  Json order = Json::array();
+  Json peak = Json::array();
+  Json stashes = Json::array();
+  for (int32_t d : split.devices) {
+    Json runs = Json::array();
+    for (const auto& [stage, microbatch] : p.order[d]) runs.push_back({stage, microbatch});
+    order.push_back({{"device", d}, {"runs", runs}});
+    peak.push_back(p.peak_memory_bytes[d]);
+    stashes.push_back(p.max_stashes[d]);
+  }
+  return {{"schedule", std::string(costmodel::PipelineScheduleName(split.schedule))},
+          {"microbatches", split.microbatches},
+          {"devices", split.devices},
+          {"stages", stages},
+          {"order", order},
+          {"predicted",
+           {{"step_us", p.step_us}, {"peak_memory_bytes", peak}, {"max_stashes", stashes}}}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json TrainingStepJson(const training::TrainingStep& step,
-                                        const training::TrainingOptions& options) {
+                                        const training::TrainingOptions& options,
+                                        const pipeline::SplitTrainingStep* split) {
   Json data_inputs = Json::array();
   for (const onnx::ValueInfoProto& input : step.gradient_model.graph().input()) {
     for (const std::string& name : step.data_inputs) {
@@ -68,9 +113,10 @@ nlohmann::ordered_json TrainingStepJson(const training::TrainingStep& step,
                          {"gradient", names.gradient},
                          {"output", names.weight_out},
                          {"state", state}}}});
+    if (split != nullptr) weights.back()["device"] = split->weight_device[k];
   }
   const int64_t all_nodes = step.gradient_model.graph().node_size();
-  return {
+  Json out = {
       {"models",
        {{"init", kInitModelPath}, {"gradient", kGradientModelPath}, {"update", kUpdateModelPath}}},
       {"loss",
@@ -86,6 +132,16 @@ nlohmann::ordered_json TrainingStepJson(const training::TrainingStep& step,
        {{"forward", all_nodes - step.backward_nodes},
         {"backward", step.backward_nodes},
         {"differentiated", step.differentiated_nodes}}}};
+  // Which source node each added node works for, in the gradient model's
+  // order: measured times of the step's nodes are charged to them.
+  Json origin = Json::object();
+  for (const onnx::NodeProto& n : step.gradient_model.graph().node()) {
+    auto it = step.node_origin.find(n.name());
+    if (it != step.node_origin.end()) origin[n.name()] = it->second;
+  }
+  out["node_origin"] = std::move(origin);
+  if (split != nullptr) out["pipeline"] = PipelineEntry(*split);
+  return out;
 }
 
 }  // namespace autopar::tools

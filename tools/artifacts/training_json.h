@@ -13,13 +13,17 @@
 //                 "gradient": "fc.weight_grad",
 //                 "update": {"weight": ..., "gradient": ..., "output": ...,
 //                            "state": [{"name": ..., "output": ...}]}}, ...],
-//    "frozen": [...], "nodes": {"forward": 12, "backward": 40}}
+//    "frozen": [...], "nodes": {"forward": 12, "backward": 40},
+//    "node_origin": {"grad/MatMul": "MatMul_3", ...}}
+// ("node_origin": each node of the gradient model that is not a source node →
+// the source node it works for, training::TrainingStep::node_origin)
 #ifndef AUTOPAR_TOOLS_ARTIFACTS_TRAINING_JSON_H_
 #define AUTOPAR_TOOLS_ARTIFACTS_TRAINING_JSON_H_
 
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "pipeline/training_split.h"
 #include "training/training_step.h"
 
 namespace autopar::tools {
@@ -29,9 +33,24 @@ inline constexpr char kInitModelPath[] = "step/init.onnx";
 inline constexpr char kGradientModelPath[] = "step/gradient.onnx";
 inline constexpr char kUpdateModelPath[] = "step/update.onnx";
 
-/// The "training" object of plan.json for `step`, built with `options`.
+/// The "training" object of plan.json for `step`, built with `options`;
+/// with `split`, each weight's "device" and the "pipeline" object:
+///   {"schedule": "1f1b", "microbatches": 8, "devices": [0, 1],
+///    "stages": [{"id": 0, "kind": "forward", "device": 0,
+///                "file": "stages/s0.onnx", "inputs": [...], "outputs": [...],
+///                "after": [...], "per_microbatch": true,
+///                "predicted_us": 812.5}, ...,
+///               {"id": 4, "kind": "update", "device": 0,
+///                "file": "step/update_d0.onnx", "weights": [...],
+///                "per_microbatch": false, "predicted_us": 40.1}, ...],
+///    "order": [{"device": 0, "runs": [[0, 0], [0, 1], [3, 0], ...]}, ...],
+///    "predicted": {"step_us": ..., "peak_memory_bytes": [...],
+///                  "max_stashes": [...]}}
+/// ("order": each device's (stage, micro-batch) runs in the order it runs
+/// them; "peak_memory_bytes" and "max_stashes" per device of "devices").
 nlohmann::ordered_json TrainingStepJson(const training::TrainingStep& step,
-                                        const training::TrainingOptions& options);
+                                        const training::TrainingOptions& options,
+                                        const pipeline::SplitTrainingStep* split = nullptr);
 
 }  // namespace autopar::tools
 

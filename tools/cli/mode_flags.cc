@@ -36,8 +36,20 @@ absl::StatusOr<costmodel::StepOptions> StepOptionsFromArgs(const ParsedArgs& arg
 }
 
 std::vector<FlagSpec> TrainingFlagSpecs() {
-  return {{"loss", true},  {"labels", true}, {"learning-rate", true}, {"momentum", true},
-          {"betas", true}, {"eps", true},    {"weight-decay", true},  {"freeze", true}};
+  return {{"loss", true},         {"labels", true}, {"learning-rate", true},
+          {"momentum", true},     {"betas", true},  {"eps", true},
+          {"weight-decay", true}, {"freeze", true}, {"schedule", true}};
+}
+
+absl::StatusOr<costmodel::PipelineSchedule> PipelineScheduleFromArgs(const ParsedArgs& args) {
+  std::optional<std::string> text = args.Get("schedule");
+  if (!text) return costmodel::PipelineSchedule::k1F1B;
+  std::optional<costmodel::PipelineSchedule> schedule = costmodel::ParsePipelineSchedule(*text);
+  if (!schedule) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--schedule must be gpipe or 1f1b, not '", *text, "'"));
+  }
+  return *schedule;
 }
 
 namespace {
@@ -49,8 +61,9 @@ absl::Status ReadNumber(const ParsedArgs& args, std::string_view flag, double lo
   if (!text) return absl::OkStatus();
   double v = 0;
   if (!absl::SimpleAtod(*text, &v) || !std::isfinite(v) || v < low || v >= high) {
-    return absl::InvalidArgumentError(absl::StrCat("--", std::string(flag), " must be a number in [", low, ", ",
-                                                   high, "), not '", *text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("--", std::string(flag),
+                                                   " must be a number in [", low, ", ", high,
+                                                   "), not '", *text, "'"));
   }
   out = v;
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 //   --labels NAME       the input cross-entropy or mse adds
 //   --learning-rate X  --momentum X  --betas B1,B2  --eps X  --weight-decay X
 //   --freeze REGEX      initializers not to train
+//   --schedule gpipe|1f1b   a split step's pipeline schedule (default 1f1b)
 #ifndef AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_
 #define AUTOPAR_TOOLS_CLI_MODE_FLAGS_H_
 
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "costmodel/pipeline_schedule.h"
 #include "costmodel/training.h"
 #include "tools/cli/args.h"
 #include "training/training_step.h"
@@ -38,6 +40,10 @@ std::vector<FlagSpec> TrainingFlagSpecs();
 /// does not parse, a hyper-parameter out of range.
 absl::StatusOr<std::optional<training::TrainingOptions>> TrainingOptionsFromArgs(
     const ParsedArgs& args, const costmodel::StepOptions& step);
+
+/// --schedule (checked against --mode by TrainingOptionsFromArgs): 1f1b
+/// unless given; an unknown name is an InvalidArgument naming the flag.
+absl::StatusOr<costmodel::PipelineSchedule> PipelineScheduleFromArgs(const ParsedArgs& args);
 
 /// "inference", or "training (adam)": for reports.
 std::string StepDescription(const costmodel::StepOptions& step);

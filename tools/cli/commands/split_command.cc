@@ -94,12 +94,16 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --timings            also write the measured search time (plan.json's
                        "search_time_ms", the report's summary)
 
-Training (--mode training, one device for now): instead of the forward
-models, writes the training step as standard ONNX models that any runtime
-runs: step/init.onnx (the trained weights' initial values),
-step/gradient.onnx (forward, loss and backward pass: the loss and one
-gradient per trained weight) and step/update.onnx (the optimizer);
-node tools/runner/train.mjs OUT_DIR trains with them.
+Training (--mode training): instead of the forward models, writes the
+training step as standard ONNX models that any runtime runs:
+step/init.onnx (the trained weights' initial values), step/gradient.onnx
+(forward, loss and backward pass: the loss and one gradient per trained
+weight) and step/update.onnx (the optimizer). Over several devices it also
+writes the step's split: stages/s<k>.onnx, forward and backward stages (each
+backward node on its forward node's device), and step/update_d<k>.onnx, one
+update model per device; plan.json's "training"."pipeline" says what runs
+where and in which order. node tools/runner/train.mjs OUT_DIR trains with
+them (split or not).
   --loss SPEC          output:NAME (a scalar output is the loss),
                        cross-entropy:LOGITS (torch's CrossEntropyLoss, mean;
                        adds an int64 input 'labels') or mse:OUTPUT (MSELoss,
@@ -113,6 +117,10 @@ node tools/runner/train.mjs OUT_DIR trains with them.
   --weight-decay X     L2 (sgd, momentum, adam) or decoupled (adamw, default
                        0.01); default 0
   --freeze REGEX       do not train initializers whose names match
+  --schedule NAME      a split step's pipeline schedule: 1f1b (default;
+                       PipeDream-flush: device i holds at most S - i
+                       micro-batches' activations) or gpipe (all forwards,
+                       then all backwards)
 
 Without cluster flags the model is split for 4 x A100-80GB over NVLink.
 Same model, flags and seed give a byte-identical OUT_DIR, whatever --threads,
@@ -215,6 +223,7 @@ std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitRes
                             const training::TrainingOptions& options, bool report) {
   const training::TrainingStep& step = *result.training_step;
   const pipeline::Plan& plan = result.plan;
+  auto cluster_name = [&result](int32_t d) { return result.problem.cluster.device(d).name; };
   std::string text;
   absl::StrAppendFormat(&text, "wrote %s: training step (%s, %s, %s), plan.json%s\n", out_dir,
                         kInitModelPath, kGradientModelPath, kUpdateModelPath,
@@ -233,9 +242,32 @@ std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitRes
       &text,
       "gradient   %d forward nodes, %d backward nodes written (%d forward nodes differentiated)\n",
       all_nodes - step.backward_nodes, step.backward_nodes, step.differentiated_nodes);
-  absl::StrAppendFormat(&text,
-                        "predicted  %.1f us per step (forward, backward, update); node times: %s\n",
-                        plan.simulation.step_time_us, CostSourceText(result.problem.cost_source));
+  if (result.training_split) {
+    const pipeline::SplitTrainingStep& split = *result.training_split;
+    const costmodel::PipelineStepResult& p = split.predicted;
+    int forward = 0;
+    for (const pipeline::TrainingStage& t : split.stages)
+      forward += t.kind == costmodel::StageKind::kForward ? 1 : 0;
+    absl::StrAppendFormat(
+        &text,
+        "pipeline   %s, %d micro-batches, %d devices: %d forward and %d backward stages "
+        "(stages/), %d update models\n",
+        std::string(costmodel::PipelineScheduleName(split.schedule)), split.microbatches,
+        split.devices.size(), forward, split.stages.size() - forward, split.updates.size());
+    for (int32_t d : split.devices) {
+      absl::StrAppendFormat(&text, "  %-10s peak %s of %s, at most %d micro-batches stashed\n",
+                            cluster_name(d), FormatBytes(p.peak_memory_bytes[d]),
+                            FormatBytes(result.problem.cluster.device(d).memory_bytes),
+                            p.max_stashes[d]);
+    }
+    absl::StrAppendFormat(&text, "predicted  %.1f us per step (%d micro-batches); node times: %s\n",
+                          p.step_us, split.microbatches,
+                          CostSourceText(result.problem.cost_source));
+  } else {
+    absl::StrAppendFormat(
+        &text, "predicted  %.1f us per step (forward, backward, update); node times: %s\n",
+        plan.simulation.step_time_us, CostSourceText(result.problem.cost_source));
+  }
   absl::StrAppendFormat(&text, "train      node tools/runner/train.mjs %s --steps 10\n", out_dir);
   return text;
 }
@@ -289,10 +321,12 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   absl::StatusOr<std::optional<training::TrainingOptions>> training =
       TrainingOptionsFromArgs(*parsed, problem_request->step);
   if (!training.ok()) return UsageError(training.status().message(), kUsage);
+  absl::StatusOr<costmodel::PipelineSchedule> schedule = PipelineScheduleFromArgs(*parsed);
+  if (!schedule.ok()) return UsageError(schedule.status().message(), kUsage);
   if (*training && (parsed->Has("stages") || triton_flags->write)) {
     return UsageError(
         "--stages and --triton split the forward pass; a training step is written "
-        "as step models (--mode training)",
+        "as step models, and over several devices as its stages (--mode training)",
         kUsage);
   }
   pipeline::SplitRequest request{.problem = *std::move(problem_request),
@@ -301,7 +335,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
                                  .policy = {.allow_slower_split = search->allow_slower_split},
                                  .auto_microbatches = search->auto_microbatches,
                                  .partition = {.stages = parsed->Has("stages")},
-                                 .training = *std::move(training)};
+                                 .training = *std::move(training),
+                                 .schedule = *schedule};
   if (parsed->Has("placement") && search->auto_microbatches) {
     return UsageError(
         "--microbatches auto chooses the count with a searched placement; give --placement a "
@@ -356,6 +391,7 @@ int RunSplitCommand(const std::vector<std::string>& args) {
       .estimates = problem.model->estimates,
       .training_step = result->training_step ? &*result->training_step : nullptr,
       .training_options = request.training ? &*request.training : nullptr,
+      .training_split = result->training_split ? &*result->training_split : nullptr,
       .slower_split =
           plan.rejected_split
               ? std::optional<PlanRecord::SlowerSplit>(
@@ -368,6 +404,12 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     files.models.push_back({kInitModelPath, &result->training_step->init_model});
     files.models.push_back({kGradientModelPath, &result->training_step->gradient_model});
     files.models.push_back({kUpdateModelPath, &result->training_step->update.proto});
+  }
+  if (result->training_split) {
+    for (const pipeline::TrainingStage& t : result->training_split->stages)
+      files.models.push_back({t.stage.file, &t.stage.proto});
+    for (const pipeline::DeviceUpdate& u : result->training_split->updates)
+      files.models.push_back({u.file, &u.proto});
   }
   nlohmann::ordered_json plan_json = PlanJson(record);
   // "microbatches" stays the count the runner reads; the curve beside it.

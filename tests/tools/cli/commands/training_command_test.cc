@@ -179,9 +179,6 @@ TEST_F(TrainingCommandTest, RefusesTrainingFlagsThatDoNotFit) {
                 "a training step is written as step models", "o6");
   ExpectRefused(Train(model, "o7", {"--loss", "mse:logits", "--freeze", "("}), kExitBadInput,
                 "--freeze '(' is not a regular expression", "o7");
-  ExpectRefused(RunCommand({AUTOPAR_CLI, model, "-o", (dir_ / "o8").string(), "--devices", "2",
-                            "--mode", "training", "--loss", "mse:logits"}),
-                kExitBadInput, "not implemented yet", "o8");
 }
 
 }  // namespace
