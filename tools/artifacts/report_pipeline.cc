@@ -138,7 +138,7 @@ void WriteDevices(const pipeline::SplitTrainingStep& split, const costmodel::Clu
     absl::StrAppendFormat(
         &out,
         "<tr><td>%d</td><td class=\"l\">%s</td><td>%d</td><td>%s (%.1f%%)</td><td class=\"l\">"
-        "<span class=\"bar\"><span style=\"left:0;width:%.2f%%;background:#f28e2b\"></span>"
+        "<span class=\"bar\"><span style=\"left:0;width:%.2f%%;background:#76b7b2\"></span>"
         "<span class=\"cap\" style=\"left:%.2f%%\" title=\"capacity\"></span></span> %s of %s "
         "(%.1f%%)%s</td><td>%d</td></tr>\n",
         d, HtmlEscape(cluster.device(d).name), runs, Us(busy), 100 * busy / step,
@@ -161,7 +161,7 @@ std::string PipelineStepStyle() {
       ".run.fwd,.legend i.fwd{background:",
       kForwardRunColour, "}\n.run.bwd,.legend i.bwd{background:", kBackwardRunColour,
       "}\n.run.upd,.legend i.upd{background:", kUpdateRunColour,
-      "}\n.run.unk{background:#bab0ac}\n");
+      "}\n.run.unk{background:#bab0ac}\n.pipedevices td{white-space:nowrap}\n");
 }
 
 void WritePipelineStep(const pipeline::SplitTrainingStep& split, const costmodel::Cluster& cluster,
