@@ -436,20 +436,21 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   }
   const bool report = !parsed->Has("no-report");
   if (report) {
-    files.extra_files["report.html"] =
-        RenderReport({.model = model_path,
-                      .algorithm = plan.algorithm,
-                      .search_time_ms = search_time_ms,
-                      .microbatches = plan.microbatches,
-                      .cost_source = problem.cost_source,
-                      .lower_bound_us = plan.lower_bound.bound_us,
-                      .single_device_step_us = plan.single_device_step_us,
-                      .cluster = &problem.cluster,
-                      .graph = &problem.node_graph(),
-                      .unit_costs = problem.nodes->costs,
-                      .simulation = &plan.simulation,
-                      .transfers = result->deployment.transfers,
-                      .convergence = plan.progress});
+    files.extra_files["report.html"] = RenderReport(
+        {.model = model_path,
+         .algorithm = plan.algorithm,
+         .search_time_ms = search_time_ms,
+         .microbatches = plan.microbatches,
+         .cost_source = problem.cost_source,
+         .lower_bound_us = plan.lower_bound.bound_us,
+         .single_device_step_us = plan.single_device_step_us,
+         .cluster = &problem.cluster,
+         .graph = &problem.node_graph(),
+         .unit_costs = problem.nodes->costs,
+         .simulation = &plan.simulation,
+         .transfers = result->deployment.transfers,
+         .convergence = plan.progress,
+         .training_split = result->training_split ? &*result->training_split : nullptr});
   }
   absl::Status written = onnx_io::WriteDeployment(
       *out_dir, problem.model->model, files,
