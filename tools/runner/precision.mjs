@@ -34,8 +34,8 @@
 // from "computed something else" however deep the network: a wrong weight or
 // a swapped input changes outputs of magnitude 1 by O(1).
 // float16 examples: L = 2 → 4.1e-3 (atol + rtol·1 = 8.3e-3: a difference of
-// 8e-3 on an output of magnitude 1 passes at any depth); L = 10 → 9.3e-3;
-// L = 100 → 2.9e-2; L ≥ 290 → 0.05.
+// 8e-3 on an output of magnitude 1 passes at every depth from 2 on);
+// L = 10 → 9.3e-3; L = 100 → 2.9e-2; L ≥ 292 → the cap, 0.05.
 //
 // Float32/float64 compute keeps the caller's atol/rtol (1e-4 by default).
 import { readFileSync } from 'node:fs';

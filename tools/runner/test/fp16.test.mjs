@@ -104,6 +104,25 @@ test('a float16 model: float16 and float32 outputs get the half tolerance; --ato
   assert.equal(compareOutputs({ y: f32('y', [1, -1, 0.75, 0]) }, ref, ['y'], half).ok, false);
 });
 
+test('no floating-point initializers: a Cast to float16 makes it half-precision compute', { skip: noPython }, () => {
+  const dir = tempDir('fp16-cast');
+  const path = join(dir, 'cast.onnx');
+  runPython(['-c', `
+import onnx
+from onnx import TensorProto as T, helper as h
+g = h.make_graph([h.make_node('Cast', ['x'], ['c'], to=T.FLOAT16), h.make_node('Tanh', ['c'], ['t']),
+                  h.make_node('Cast', ['t'], ['y'], to=T.FLOAT)], 'g',
+                 [h.make_tensor_value_info('x', T.FLOAT, [2])], [h.make_tensor_value_info('y', T.FLOAT, [2])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 17)]), ${JSON.stringify(path)})
+`]);
+  const prec = modelPrecision([path]);
+  assert.equal(prec.half, 'float16');
+  assert.equal(prec.why, 'no floating-point initializers; 1 Cast to half precision');
+  assert.equal(prec.depthOf('y'), 3);
+  const t = toleranceChooser({ atol: 1e-4, rtol: 1e-4 }, prec)('y', 'float32');
+  assert.deepEqual([t.precision, t.atol], ['float16', halfTolerance(3).atol]);
+});
+
 for (const devices of [2, 3]) {
   for (const castOut of [false, true]) {
     const what = castOut ? 'float16 chain with a final Cast to float32' : 'float16 chain';
