@@ -111,8 +111,8 @@ function benchModel(o, name) {
     row.gradient_run_ms = g.run_us / 1000;
     row.nodes_update_ms = u.nodes_us / 1000;
     row.update_run_ms = u.run_us / 1000;
-    row.gradient_wall_ms = g.wall_us.mean / 1000;
-    row.update_wall_ms = u.wall_us.mean / 1000;
+    row.gradient_wall_ms = g.step_wall_us.median / 1000;
+    row.update_wall_ms = u.step_wall_us.median / 1000;
     row.cpu_share = times.cpu_share;
   } catch (e) {
     row.error = e.message;

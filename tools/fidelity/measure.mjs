@@ -189,7 +189,8 @@ function givenInputs(specs, inputs, label) {
  *   profiler on), wall_unprofiled_us (the same from a second session without
  *   the profiler; null with unprofiled: false), model_run_us (ORT's own model_run events, mean),
  *   kernel_sum_us, nodes: {name: {op, mean_us, median_us, ...}}, order,
- *   optimised (null with optimised: false): { kernel_sum_us, wall_us,
+ *   optimised (null with optimised: false): { kernel_sum_us, model_run_us
+ *   (ORT's model_run events: {mean, median, min}), wall_us,
  *   wall_unprofiled_us, nodes (ORT's optimised nodes, as `nodes`), node_us
  *   ({model node: µs}, optimised_times.mjs), anchored, unanchored_us } }.
  * `nodes` are always the unoptimised session's: the model's own nodes.
@@ -225,7 +226,8 @@ export async function measureModel(modelPath, opts = {}) {
         Object.fromEntries(p.order.map((n) => [n, p.nodes[n].mean_us])),
         Object.fromEntries(q.order.map((n) => [n, q.nodes[n].mean_us])),
       );
-      optimised = { kernel_sum_us: q.kernel_sum_us, wall_us: ow, wall_unprofiled_us: unprofiled, order: q.order, nodes: q.nodes, node_us: a.node_us, anchored: a.anchored, unanchored_us: a.unanchored_us };
+      const runs = q.run_durations_us;
+      optimised = { kernel_sum_us: q.kernel_sum_us, model_run_us: runs.length ? wallStats(runs) : null, wall_us: ow, wall_unprofiled_us: unprofiled, order: q.order, nodes: q.nodes, node_us: a.node_us, anchored: a.anchored, unanchored_us: a.unanchored_us };
     }
     return {
       model: resolve(modelPath),
