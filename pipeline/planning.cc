@@ -261,9 +261,11 @@ int64_t BatchOf(const PlanningProblem& problem) {
   return shape.dim(0).value;
 }
 
-// Whether trial `a` is a better choice than `b`: one that fits wins, then
+// Whether trial `a` is a better choice than `b`: one with a plan wins, then
+// one that fits, then
 // the lower time per sample, then the fewer micro-batches.
 bool Better(const MicrobatchTrial& a, const MicrobatchTrial& b) {
+  if (a.error.empty() != b.error.empty()) return a.error.empty();
   if (a.feasible != b.feasible) return a.feasible;
   if (a.time_per_sample_us != b.time_per_sample_us)
     return a.time_per_sample_us < b.time_per_sample_us;
@@ -283,13 +285,22 @@ absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& probl
   choice.max_microbatches = max_microbatches;
   choice.batch = BatchOf(problem);
   absl::flat_hash_map<int, Plan> sgp_plans;
+  absl::flat_hash_set<int> tried_counts;
+  std::optional<absl::Status> first_error;
   auto trial = [&](int m) -> absl::Status {
-    if (m < 1 || m > max_microbatches || sgp_plans.contains(m)) return absl::OkStatus();
+    if (m < 1 || m > max_microbatches || !tried_counts.insert(m).second) return absl::OkStatus();
     search::SearchOptions at = options;
     at.microbatches = m;
     at.on_progress = nullptr;
     absl::StatusOr<Plan> plan = MakePlan(problem, "sgp", at, {}, nullptr, policy);
-    if (!plan.ok()) return plan.status();
+    if (!plan.ok()) {
+      // No plan within memory at this count; others may have one.
+      if (plan.status().code() != absl::StatusCode::kResourceExhausted) return plan.status();
+      if (!first_error.has_value()) first_error = plan.status();
+      choice.tried.push_back(
+          {.microbatches = m, .feasible = false, .error = std::string(plan.status().message())});
+      return absl::OkStatus();
+    }
     MicrobatchTrial t{.microbatches = m,
                       .step_time_us = plan->simulation.step_time_us,
                       .time_per_sample_us =
@@ -309,6 +320,7 @@ absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& probl
     if (m > max_microbatches / 2) break;  // no overflow of m *= 2
   }
   if (absl::Status s = trial(max_microbatches); !s.ok()) return s;
+  if (sgp_plans.empty()) return *first_error;
   // Refinement: the midpoints on each side of the best power of two.
   const int around = best().microbatches;
   for (int m : {around - around / 4, around + around / 2}) {

@@ -187,6 +187,9 @@ Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
 // each candidate — the powers of two up to the maximum, the maximum itself,
 // then the midpoints around the best power — and the requested algorithm
 // plans the chosen count once. Plans that fit win over plans that do not.
+// More micro-batches hold more activations, so a count may find no plan
+// within memory where fewer do: that trial is recorded as such and the
+// choice goes on among the others (it fails only when no count has a plan).
 
 /// One micro-batch count tried: SGP's plan at that count, as judged.
 struct MicrobatchTrial {
@@ -196,6 +199,9 @@ struct MicrobatchTrial {
   double time_per_sample_us = 0;
   std::vector<int64_t> peak_memory_bytes;
   bool feasible = true;
+  /// Why SGP found no plan at this count (it ran out of memory); empty when
+  /// it did. Such a trial has no step time and is never chosen.
+  std::string error;
 };
 
 struct MicrobatchChoice {
