@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -145,7 +146,11 @@ absl::StatusOr<CapacityAnswer> PlanCapacity(const PlanningProblem& problem,
     PlanningProblem copy = PlanningCopy(problem);
     for (int i = next++; i < n; i = next++) {
       copy.cluster = WithDeviceCount(problem.cluster, i + 1);
-      rows[i] = PlanCount(copy, i + 1, per_count);
+      try {
+        rows[i] = PlanCount(copy, i + 1, per_count);
+      } catch (const std::exception& e) {  // bad_alloc, say: no thread may throw
+        rows[i] = absl::InternalError(e.what());
+      }
       if (options.on_count) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         options.on_count(++done, n);

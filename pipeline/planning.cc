@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <optional>
 #include <thread>
 
@@ -331,7 +332,11 @@ absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& probl
     auto run = [&](size_t i) {
       search::SearchOptions at = base;
       at.microbatches = todo[i];
-      plans[i] = MakePlan(problem, "sgp", at, {}, nullptr, policy);
+      try {
+        plans[i] = MakePlan(problem, "sgp", at, {}, nullptr, policy);
+      } catch (const std::exception& e) {  // bad_alloc, say: no thread may throw
+        plans[i] = absl::InternalError(e.what());
+      }
     };
     if (workers == 1) {
       for (size_t i = 0; i < todo.size(); ++i) run(i);

@@ -74,6 +74,8 @@ examples:
 
 struct SizeFlags {
   int max_devices = 8;
+  /// --cluster, the template the counts copy.
+  std::optional<std::string> cluster;
   pipeline::CapacityTarget target;
   bool json = false;
 };
@@ -90,6 +92,7 @@ absl::StatusOr<SizeFlags> SizeFlagsFromArgs(const ParsedArgs& args) {
         "size sweeps device counts; a cpu:KxT cluster is this host's fixed K (use place or "
         "compare)");
   }
+  flags.cluster = args.Get("cluster");
   if (std::optional<std::string> text = args.Get("max-devices")) {
     if (!absl::SimpleAtoi(*text, &flags.max_devices) || flags.max_devices < 1 ||
         flags.max_devices > 64) {
@@ -201,11 +204,16 @@ std::string NoFitMessage(const pipeline::CapacityAnswer& answer, const costmodel
 std::string SizeTable(const pipeline::CapacityAnswer& answer,
                       const pipeline::PlanningProblem& problem, const SizeFlags& flags,
                       const std::string& algorithm, int max_microbatches) {
+  const std::string devices =
+      flags.cluster
+          ? absl::StrFormat("1..%d of --cluster %s's devices and links: %s", flags.max_devices,
+                            *flags.cluster, DevicesText(problem.cluster))
+          : absl::StrFormat("1..%d x %s", flags.max_devices, DevicesText(problem.cluster));
   std::string text = absl::StrFormat(
-      "devices   1..%d x %s\nstep      %s, %s; micro-batches 1..%d by time per sample, batch %d\n"
+      "devices   %s\nstep      %s, %s; micro-batches 1..%d by time per sample, batch %d\n"
       "target    %s\n",
-      flags.max_devices, DevicesText(problem.cluster), StepDescription(problem.step), algorithm,
-      max_microbatches, answer.batch, TargetText(flags.target));
+      devices, StepDescription(problem.step), algorithm, max_microbatches, answer.batch,
+      TargetText(flags.target));
   absl::StrAppendFormat(&text, "%7s %12s %12s %12s %24s %5s %5s  %s\n", "devices", "step us",
                         "us/sample", "samples/s", "peak memory / capacity", "fits", "M", "note");
   for (const pipeline::CapacityRow& row : answer.rows) {
@@ -269,6 +277,7 @@ nlohmann::ordered_json SizeJson(const pipeline::CapacityAnswer& answer,
        flags.target.samples_per_s ? nlohmann::ordered_json(*flags.target.samples_per_s) : nullptr}};
   return {{"max_devices", flags.max_devices},
           {"device", DevicesText(problem.cluster)},
+          {"cluster", flags.cluster ? nlohmann::ordered_json(*flags.cluster) : nullptr},
           {"mode", std::string(costmodel::StepModeName(problem.step.mode))},
           {"algorithm", algorithm},
           {"max_microbatches", max_microbatches},

@@ -138,8 +138,8 @@ TEST(SizeCommandTest, JsonShape) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   const nlohmann::json doc = Json(r.stdout_text);
   ASSERT_TRUE(doc.is_object()) << r.stdout_text;
-  for (const char* key : {"max_devices", "device", "mode", "algorithm", "max_microbatches", "batch",
-                          "target", "rows", "answer"}) {
+  for (const char* key : {"max_devices", "device", "cluster", "mode", "algorithm",
+                          "max_microbatches", "batch", "target", "rows", "answer"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
   EXPECT_EQ(doc["max_devices"], 3);
