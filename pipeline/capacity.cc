@@ -135,7 +135,12 @@ absl::StatusOr<CapacityAnswer> PlanCapacity(const PlanningProblem& problem,
   const int n = options.max_devices;
   // Counts are planned side by side, each count's micro-batch trials with
   // the threads left over; every plan is the same whatever the threads.
-  const int workers = std::clamp(options.search.threads, 1, n);
+  // Each worker copies the graphs: at most kCopiedNodes nodes in all, so that
+  // a model of a million nodes is not copied sixteen times.
+  constexpr int64_t kCopiedNodes = 2'000'000;
+  const int64_t nodes = std::max<int64_t>(1, problem.node_graph().num_units());
+  const int workers = static_cast<int>(
+      std::clamp<int64_t>(std::min<int64_t>(options.search.threads, kCopiedNodes / nodes), 1, n));
   CapacityOptions per_count = options;
   per_count.search.threads = std::max(1, options.search.threads / workers);
   std::vector<std::optional<absl::StatusOr<CapacityRow>>> rows(n);

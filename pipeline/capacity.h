@@ -105,8 +105,9 @@ struct CapacityAnswer {
 
 /// Plans each count 1..options.max_devices as Note [Capacity sweep] says,
 /// up to options.search.threads counts side by side (each worker plans on a
-/// copy of the problem's graphs, not of the model file; the answer does not
-/// depend on the threads). `problem`'s cluster is the template. A count
+/// copy of the problem's graphs, not of the model file, and the copies hold
+/// at most some two million nodes in all; the answer does not depend on the
+/// threads). `problem`'s cluster is the template. A count
 /// without a plan within memory is a row that says so; any other failure
 /// fails the sweep.
 absl::StatusOr<CapacityAnswer> PlanCapacity(const PlanningProblem& problem,
