@@ -1,8 +1,12 @@
 #include "pipeline/planning.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <exception>
 #include <optional>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -261,11 +265,16 @@ int64_t BatchOf(const PlanningProblem& problem) {
   return shape.dim(0).value;
 }
 
-// Whether trial `a` is a better choice than `b`: one that fits wins, then
-// the lower time per sample, then the fewer micro-batches.
+// Whether trial `a` is a better choice than `b`: one with a plan wins, then
+// one that fits, then the lower time per sample, then the fewer
+// micro-batches.
 bool Better(const MicrobatchTrial& a, const MicrobatchTrial& b) {
+  if (a.error.empty() != b.error.empty()) return a.error.empty();
   if (a.feasible != b.feasible) return a.feasible;
-  if (a.time_per_sample_us != b.time_per_sample_us)
+  // Equal up to rounding (one device: M micro-batches take M times as long)
+  // is equal: the fewer micro-batches then.
+  const double tolerance = 1e-9 * std::max(a.time_per_sample_us, b.time_per_sample_us);
+  if (std::abs(a.time_per_sample_us - b.time_per_sample_us) > tolerance)
     return a.time_per_sample_us < b.time_per_sample_us;
   return a.microbatches < b.microbatches;
 }
@@ -275,21 +284,26 @@ bool Better(const MicrobatchTrial& a, const MicrobatchTrial& b) {
 absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& problem,
                                                     const std::string& algorithm,
                                                     const search::SearchOptions& options,
-                                                    int max_microbatches,
-                                                    const PlanPolicy& policy) {
+                                                    int max_microbatches, const PlanPolicy& policy,
+                                                    bool midpoints) {
   if (max_microbatches < 1)
     return absl::InvalidArgumentError("the most micro-batches must be at least 1");
   MicrobatchChoice choice;
   choice.max_microbatches = max_microbatches;
   choice.batch = BatchOf(problem);
   absl::flat_hash_map<int, Plan> sgp_plans;
-  auto trial = [&](int m) -> absl::Status {
-    if (m < 1 || m > max_microbatches || sgp_plans.contains(m)) return absl::OkStatus();
-    search::SearchOptions at = options;
-    at.microbatches = m;
-    at.on_progress = nullptr;
-    absl::StatusOr<Plan> plan = MakePlan(problem, "sgp", at, {}, nullptr, policy);
-    if (!plan.ok()) return plan.status();
+  absl::flat_hash_set<int> tried_counts;
+  std::optional<absl::Status> first_error;
+  // Records count m's SGP plan (or that it has none within memory).
+  auto record = [&](int m, absl::StatusOr<Plan> plan) -> absl::Status {
+    if (!plan.ok()) {
+      // No plan within memory at this count; others may have one.
+      if (plan.status().code() != absl::StatusCode::kResourceExhausted) return plan.status();
+      if (!first_error.has_value()) first_error = plan.status();
+      choice.tried.push_back(
+          {.microbatches = m, .feasible = false, .error = std::string(plan.status().message())});
+      return absl::OkStatus();
+    }
     MicrobatchTrial t{.microbatches = m,
                       .step_time_us = plan->simulation.step_time_us,
                       .time_per_sample_us =
@@ -301,18 +315,61 @@ absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& probl
     sgp_plans.emplace(m, *std::move(plan));
     return absl::OkStatus();
   };
+  // Plans the counts in `counts` not tried yet, up to options.threads at a
+  // time (the trials are independent, so the choice does not depend on the
+  // threads), and records them in the order given.
+  auto trials = [&](const std::vector<int>& counts) -> absl::Status {
+    std::vector<int> todo;
+    for (int m : counts) {
+      if (m >= 1 && m <= max_microbatches && tried_counts.insert(m).second) todo.push_back(m);
+    }
+    if (todo.empty()) return absl::OkStatus();
+    const int workers = std::clamp(options.threads, 1, static_cast<int>(todo.size()));
+    search::SearchOptions base = options;
+    base.on_progress = nullptr;
+    base.threads = std::max(1, options.threads / workers);
+    std::vector<absl::StatusOr<Plan>> plans(todo.size());
+    auto run = [&](size_t i) {
+      search::SearchOptions at = base;
+      at.microbatches = todo[i];
+      try {
+        plans[i] = MakePlan(problem, "sgp", at, {}, nullptr, policy);
+      } catch (const std::exception& e) {  // bad_alloc, say: no thread may throw
+        plans[i] = absl::InternalError(e.what());
+      }
+    };
+    if (workers == 1) {
+      for (size_t i = 0; i < todo.size(); ++i) run(i);
+    } else {
+      std::atomic<size_t> next{0};
+      std::vector<std::thread> pool;
+      for (int w = 0; w < workers; ++w) {
+        pool.emplace_back([&] {
+          for (size_t i = next++; i < todo.size(); i = next++) run(i);
+        });
+      }
+      for (std::thread& t : pool) t.join();
+    }
+    for (size_t i = 0; i < todo.size(); ++i) {
+      if (absl::Status s = record(todo[i], std::move(plans[i])); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  };
   auto best = [&choice] {
     return *std::min_element(choice.tried.begin(), choice.tried.end(), Better);
   };
+  std::vector<int> powers;
   for (int m = 1; m <= max_microbatches; m *= 2) {
-    if (absl::Status s = trial(m); !s.ok()) return s;
+    powers.push_back(m);
     if (m > max_microbatches / 2) break;  // no overflow of m *= 2
   }
-  if (absl::Status s = trial(max_microbatches); !s.ok()) return s;
+  powers.push_back(max_microbatches);
+  if (absl::Status s = trials(powers); !s.ok()) return s;
+  if (sgp_plans.empty()) return *first_error;
   // Refinement: the midpoints on each side of the best power of two.
   const int around = best().microbatches;
-  for (int m : {around - around / 4, around + around / 2}) {
-    if (absl::Status s = trial(m); !s.ok()) return s;
+  if (midpoints) {
+    if (absl::Status s = trials({around - around / 4, around + around / 2}); !s.ok()) return s;
   }
   choice.chosen = best().microbatches;
   if (algorithm == "sgp") {

@@ -185,8 +185,13 @@ Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
 // more activations; the model as given stays one micro-batch, so the choices
 // are compared on time per sample, step ÷ (M × batch). SGP (tens of ms) plans
 // each candidate — the powers of two up to the maximum, the maximum itself,
-// then the midpoints around the best power — and the requested algorithm
-// plans the chosen count once. Plans that fit win over plans that do not.
+// then the midpoints around the best power, up to SearchOptions::threads
+// candidates at a time (each is planned on its own; the choice is the same
+// whatever the threads) — and the requested algorithm plans the chosen count
+// once. Plans that fit win over plans that do not.
+// More micro-batches hold more activations, so a count may find no plan
+// within memory where fewer do: that trial is recorded as such and the
+// choice goes on among the others (it fails only when no count has a plan).
 
 /// One micro-batch count tried: SGP's plan at that count, as judged.
 struct MicrobatchTrial {
@@ -196,6 +201,9 @@ struct MicrobatchTrial {
   double time_per_sample_us = 0;
   std::vector<int64_t> peak_memory_bytes;
   bool feasible = true;
+  /// Why SGP found no plan at this count (it ran out of memory); empty when
+  /// it did. Such a trial has no step time and is never chosen.
+  std::string error;
 };
 
 struct MicrobatchChoice {
@@ -211,12 +219,15 @@ struct MicrobatchChoice {
 };
 
 /// Chooses the micro-batch count in 1..max_microbatches with the placement
-/// (Note [Micro-batches auto]); options.microbatches is ignored.
+/// (Note [Micro-batches auto]); options.microbatches is ignored. Without
+/// `midpoints` only the powers of two and the maximum are tried (a cheaper
+/// search, for callers that choose many times: pipeline/capacity.h).
 absl::StatusOr<MicrobatchChoice> ChooseMicrobatches(const PlanningProblem& problem,
                                                     const std::string& algorithm,
                                                     const search::SearchOptions& options,
                                                     int max_microbatches,
-                                                    const PlanPolicy& policy = {});
+                                                    const PlanPolicy& policy = {},
+                                                    bool midpoints = true);
 
 /// Judges a node-level placement (one device per node of
 /// problem.node_graph()) as MakePlan judges a searched one; `bound` as there.

@@ -12,6 +12,7 @@
 #include "tools/cli/commands/cost_command.h"
 #include "tools/cli/commands/info_command.h"
 #include "tools/cli/commands/place_command.h"
+#include "tools/cli/commands/size_command.h"
 #include "tools/cli/commands/split_command.h"
 #include "tools/cli/exit_codes.h"
 
@@ -33,6 +34,7 @@ commands:
   cost MODEL.onnx     per-node MACs, FLOPs, bytes and predicted time on a device
   place MODEL.onnx    search a device placement and report its simulated step
   compare MODEL.onnx  run several placement algorithms and compare their plans
+  size MODEL.onnx     how many devices it needs: plans 1..N devices, the fewest that fit or meet a target
 
 For scripts: --json prints one JSON summary on stdout, --dot FILE writes the
 placed graph as GraphViz, --quiet turns off the progress bars (drawn only when
@@ -56,6 +58,7 @@ int Dispatch(const std::vector<std::string>& args) {
   if (args[0] == "cost") return autopar::tools::RunCostCommand(rest);
   if (args[0] == "place") return autopar::tools::RunPlaceCommand(rest);
   if (args[0] == "compare") return autopar::tools::RunCompareCommand(rest);
+  if (args[0] == "size") return autopar::tools::RunSizeCommand(rest);
   if (args[0] == "split") return autopar::tools::RunSplitCommand(rest);
   // `onnx-autopar MODEL.onnx -o OUT ...`: anything that is not a command but
   // looks like a file or a flag goes to the main command.

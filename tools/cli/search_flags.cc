@@ -18,11 +18,13 @@ std::vector<FlagSpec> SearchFlagSpecs() {
   return specs;
 }
 
-absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args) {
+absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args, bool always_auto) {
   SearchFlags flags;
   search::SearchOptions& options = flags.options;
   if (std::optional<std::string> algo = args.Get("algo")) flags.algorithm = *algo;
-  if (std::optional<std::string> m = args.Get("microbatches"); m && *m == "auto") {
+  std::optional<std::string> m = args.Get("microbatches");
+  if (always_auto) m = "auto";
+  if (m && *m == "auto") {
     int max = 32;
     if (std::optional<std::string> k = args.Get("max-microbatches")) {
       if (!absl::SimpleAtoi(*k, &max) || max < 1 || max > 4096) {

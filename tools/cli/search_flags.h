@@ -41,7 +41,9 @@ struct SearchFlags {
 /// Reads the flags of SearchFlagSpecs(); a malformed value is an
 /// InvalidArgument naming the flag. The algorithm name is checked later, by
 /// search::Place.
-absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args);
+/// `always_auto`: the command always chooses the micro-batch count (`size`):
+/// it takes no --microbatches, and --max-microbatches stands alone.
+absl::StatusOr<SearchFlags> SearchFlagsFromArgs(const ParsedArgs& args, bool always_auto = false);
 
 }  // namespace autopar::tools
 

@@ -113,6 +113,12 @@ std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice) {
       "micro-batches %d chosen of 1..%d by time per sample (SGP at each count; batch %d):\n",
       choice.chosen, choice.max_microbatches, choice.batch);
   for (const pipeline::MicrobatchTrial& t : tried) {
+    if (!t.error.empty()) {
+      absl::StrAppendFormat(&text,
+                            "    M=%-4d %12s              %12s        no plan within memory\n",
+                            t.microbatches, "-", "-");
+      continue;
+    }
     int64_t peak = 0;
     for (int64_t p : t.peak_memory_bytes) peak = std::max(peak, p);
     absl::StrAppendFormat(&text, "  %s M=%-4d %12.2f us/sample %12.1f us/step  peak %s%s\n",
@@ -126,6 +132,15 @@ std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice) {
 nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& choice) {
   nlohmann::ordered_json tried = nlohmann::ordered_json::array();
   for (const pipeline::MicrobatchTrial& t : choice.tried) {
+    if (!t.error.empty()) {
+      tried.push_back({{"m", t.microbatches},
+                       {"time_per_sample_us", nullptr},
+                       {"step_time_us", nullptr},
+                       {"peak_memory_bytes", nullptr},
+                       {"feasible", false},
+                       {"error", t.error}});
+      continue;
+    }
     tried.push_back({{"m", t.microbatches},
                      {"time_per_sample_us", t.time_per_sample_us},
                      {"step_time_us", t.step_time_us},

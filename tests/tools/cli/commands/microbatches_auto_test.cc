@@ -128,6 +128,32 @@ TEST(MicrobatchesAutoTest, CompareComparesAtTheChosenCount) {
   EXPECT_EQ(compared["microbatches"], compared["microbatches_search"]["chosen"]);
 }
 
+// More micro-batches hold more activations: on two devices of 64 MiB the
+// GPT-2-like model fits with one micro-batch only. The counts without a plan
+// are part of the curve, and the choice is the count that has one.
+TEST(MicrobatchesAutoTest, CountsWithoutAPlanWithinMemoryAreSkipped) {
+  const std::string gpt2 = std::string(AUTOPAR_MODELS_DIR) + "/gpt2_tiny_like.onnx";
+  CommandResult r = RunCommand(
+      {AUTOPAR_CLI, "place", gpt2, "--device", "V100", "--devices", "2", "--memory-per-device",
+       "64MiB", "--microbatches", "auto", "--max-microbatches", "8", "--format", "json", "--quiet"},
+      120);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json placed = Json(r.stdout_text);
+  ASSERT_FALSE(placed.is_discarded());
+  EXPECT_EQ(placed["feasible"], true);
+  const nlohmann::json& search = placed["microbatches_search"];
+  EXPECT_EQ(search["chosen"], 1);
+  std::set<int> without_plan;
+  for (const nlohmann::json& t : search["tried"]) {
+    if (!t.contains("error")) continue;
+    EXPECT_EQ(t["feasible"], false);
+    EXPECT_TRUE(t["step_time_us"].is_null());
+    EXPECT_FALSE(t["error"].get<std::string>().empty());
+    EXPECT_TRUE(without_plan.insert(t["m"].get<int>()).second) << "tried twice: " << t["m"];
+  }
+  EXPECT_TRUE(without_plan.contains(8));
+}
+
 TEST(MicrobatchesAutoTest, BadInputIsOneLine) {
   ExpectCleanError(Cli({"place", Model(), "--microbatches", "auto", "--max-microbatches", "0"}),
                    kExitUsage, "--max-microbatches must be a number from 1 to 4096");
