@@ -1,6 +1,7 @@
 #include "pipeline/training_split.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -139,13 +140,34 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
     node_index[graph.nodes()[i].name] = static_cast<uint32_t>(i);
   absl::flat_hash_set<std::string> weight_names;
   for (const training::TrainedWeight& w : step.weights) weight_names.insert(w.name);
+  absl::flat_hash_map<std::string, int32_t> source_device;
+  for (size_t i = 0; i < source.num_nodes(); ++i)
+    source_device[source.nodes()[i].name] = node_device[i];
   absl::flat_hash_map<std::string, int32_t> made_by;  // tensor → stage
+  // Note [Measured run costs]: a step measurement (NodeTimes::run_us) also
+  // gives each model's cost per session run beyond its nodes: binding the
+  // weights and data it is fed, fetching what it returns. A stage run pays
+  // the gradient model's share by the bytes it is fed and returns; a device's
+  // update, the update model's by the bytes of the weights it updates.
+  const costmodel::NodeTimes::RunCosts* run_us =
+      options.node_times != nullptr && options.node_times->run_us ? &*options.node_times->run_us
+                                                                  : nullptr;
+  int64_t model_io_bytes = 0;
+  for (ir::ValueId v : graph.inputs()) model_io_bytes += graph.value(v).SizeBytes().value_or(0);
+  for (ir::ValueId v : graph.outputs()) model_io_bytes += graph.value(v).SizeBytes().value_or(0);
   for (passes::Stage& s : deployment->stages) {
     TrainingStage stage;
     stage.kind = s.phase == 0 ? costmodel::StageKind::kForward : costmodel::StageKind::kBackward;
     for (const onnx::NodeProto& n : s.proto.graph().node()) {
       if (auto it = node_index.find(n.name()); it != node_index.end())
         stage.compute_us += costs->compute_us(it->second, cluster.device(s.device).kind);
+    }
+    if (run_us != nullptr && model_io_bytes > 0) {
+      int64_t io = 0;
+      for (const std::string& name : s.inputs) io += BytesOf(graph, name);
+      for (const std::string& name : s.outputs) io += BytesOf(graph, name);
+      stage.compute_us +=
+          run_us->gradient_us * static_cast<double>(io) / static_cast<double>(model_io_bytes);
     }
     for (const std::string& o : s.outputs) made_by[o] = s.id;
     if (std::find(out.devices.begin(), out.devices.end(), s.device) == out.devices.end())
@@ -216,6 +238,27 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
     if (!update_costs.ok()) return update_costs.status();
     for (uint32_t n = 0; n < update_costs->num_units(); ++n)
       u.compute_us += update_costs->compute_us(n, cluster.device(d).kind);
+    if (run_us != nullptr) {
+      // Measured: the update nodes charged to this device's weights' first
+      // readers (the file's update origins), and a share of the run cost.
+      int64_t mine = 0;
+      int64_t all = 0;
+      for (size_t k = 0; k < step.weights.size(); ++k) {
+        all += step.weights[k].bytes;
+        if (out.weight_device[k] == d) mine += step.weights[k].bytes;
+      }
+      double measured = 0;
+      for (const auto& [name, us] : options.node_times->node_us) {
+        if (!options.node_times->update_nodes.contains(name)) continue;
+        auto origin = options.node_times->origin.find(name);
+        if (origin == options.node_times->origin.end()) continue;
+        auto placed = source_device.find(origin->second);
+        if (placed != source_device.end() && placed->second == d) measured += us;
+      }
+      u.compute_us =
+          measured +
+          (all > 0 ? run_us->update_us * static_cast<double>(mine) / static_cast<double>(all) : 0);
+    }
     update_us[d] = u.compute_us;
     out.updates.push_back(std::move(u));
   }

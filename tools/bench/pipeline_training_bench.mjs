@@ -73,7 +73,7 @@ function firstOutput(model) {
 /** Writes a training step of `model` into `out`; returns its plan.json. */
 function writeStep(o, model, out, flags) {
   run(o.cli, [model, '-o', out, '--mode', 'training', '--loss', `mse:${o.loss.get(model)}`,
-    '--optimizer', 'sgd', '--learning-rate', '0.001', '--force', '--quiet', ...o.calibration, ...flags], `onnx-autopar ${basename(model)} ${flags.join(' ')}`);
+    '--optimizer', 'sgd', '--learning-rate', '0.001', '--force', '--quiet', ...flags], `onnx-autopar ${basename(model)} ${flags.join(' ')}`);
   return JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8'));
 }
 
@@ -101,7 +101,7 @@ function benchModel(o, model) {
   const times = join(dir, 'node_times.json');
   run(process.execPath, [NODE_TIMES_TOOL, join(dir, 'one'), '-o', times], `measuring ${name}'s step models`);
 
-  const common = ['--cluster', o.cluster, '--microbatches', String(o.microbatches), '--node-times', times];
+  const common = ['--cluster', o.cluster, ...o.calibration, '--microbatches', String(o.microbatches), '--node-times', times];
   const plans = [];
   for (const algo of o.algos) {
     const flags = [...common, '--algo', algo, '--schedule', '1f1b'];
