@@ -11,7 +11,8 @@
 namespace autopar::pipeline {
 
 absl::StatusOr<TrainingStepEstimator> TrainingStepEstimator::Create(
-    const PlanningProblem& problem, const TrainingEstimateOptions& options) {
+    const PlanningProblem& problem, const TrainingEstimateOptions& options,
+    const SourceNodeTimes* step_times) {
   if (!problem.model || !problem.nodes || !problem.nodes->training) {
     return absl::FailedPreconditionError(
         "a training estimate needs a model prepared for a training step");
@@ -22,10 +23,14 @@ absl::StatusOr<TrainingStepEstimator> TrainingStepEstimator::Create(
   const costmodel::TrainingCosts& training = *problem.nodes->training;
   const costmodel::Cluster& cluster = problem.cluster;
   if (units.num_units() != graph.num_nodes()) {
-    return absl::InternalError(absl::StrCat("the node graph has ", units.num_units(),
-                                            " units for ", graph.num_nodes(), " nodes"));
+    return absl::InternalError(absl::StrCat("the node graph has ", units.num_units(), " units for ",
+                                            graph.num_nodes(), " nodes"));
   }
   const size_t n = graph.num_nodes();
+  if (step_times != nullptr && (step_times->num_kinds != static_cast<int>(cluster.kinds.size()) ||
+                                step_times->forward_us.size() != n * cluster.kinds.size())) {
+    return absl::InvalidArgumentError("the step times do not match the problem's nodes");
+  }
   e.num_kinds_ = static_cast<int>(cluster.kinds.size());
   const size_t k = static_cast<size_t>(e.num_kinds_);
   e.forward_us_.assign(n * k, 0);
@@ -49,6 +54,10 @@ absl::StatusOr<TrainingStepEstimator> TrainingStepEstimator::Create(
       e.forward_us_[i * k + kind] = sum > 0 ? f * scale : total;
       e.backward_us_[i * k + kind] = b * scale;
       e.update_us_[i * k + kind] = u * scale;
+      if (step_times != nullptr) {
+        e.forward_us_[i * k + kind] = step_times->forward_us[i * k + kind];
+        e.backward_us_[i * k + kind] = step_times->backward_us[i * k + kind];
+      }
     }
   }
   const size_t values = graph.num_values();
@@ -228,9 +237,9 @@ absl::StatusOr<costmodel::PipelineStepProblem> TrainingStepEstimator::BuildProbl
     costmodel::PipelineStage& reader = out.stages[e.reader];
     const int32_t d = reader.device;
     const int64_t bytes = bytes_[e.value];
-    const size_t slot = (static_cast<size_t>(e.value) * 2 + (gradient ? 1 : 0)) *
-                            static_cast<size_t>(num_devices) +
-                        static_cast<size_t>(d);
+    const size_t slot =
+        (static_cast<size_t>(e.value) * 2 + (gradient ? 1 : 0)) * static_cast<size_t>(num_devices) +
+        static_cast<size_t>(d);
     const bool again = arrived[slot] != 0;
     arrived[slot] = 1;
     const bool received = again && out.stages[e.producer].device != d;

@@ -22,9 +22,13 @@
 //    them already, as SplitTraining counts);
 //  - a tensor a device received once is not sent again (SplitTraining's
 //    rule): later readers on that device keep the edge without bytes;
-//  - compute: per node the forward, backward and update times of the cost
-//    model (passes/annotate_costs.h, Note [Training step]), scaled so that
-//    their sum is the node graph's unit time — so measured node times, which
+//  - compute: per node its forward and backward times in the step's gradient
+//    model when the caller has them (StepTimesBySourceNode: what
+//    SplitTraining sums per stage — an unrolled LSTM, a decomposed
+//    attention backward cost far more than the fused factors say);
+//    otherwise the forward, backward and update times of the cost model
+//    (passes/annotate_costs.h, Note [Training step]), scaled so that their
+//    sum is the node graph's unit time — so measured node times, which
 //    replace that sum, scale all three;
 //  - memory: per device the weights its nodes read, and the gradient and
 //    optimizer state of those whose first reader it holds (the update runs
@@ -46,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "costmodel/pipeline_schedule.h"
 #include "pipeline/planning.h"
+#include "pipeline/training_split.h"
 
 namespace autopar::pipeline {
 
@@ -61,8 +66,12 @@ class TrainingStepEstimator {
  public:
   /// FailedPrecondition when the problem is not a model prepared for
   /// training (no node costs, or no training costs).
+  /// `step_times`, when given, replace the cost model's forward and
+  /// backward times per node (StepTimesBySourceNode: the gradient model's
+  /// own nodes, as SplitTraining costs them).
   static absl::StatusOr<TrainingStepEstimator> Create(const PlanningProblem& problem,
-                                                      const TrainingEstimateOptions& options);
+                                                      const TrainingEstimateOptions& options,
+                                                      const SourceNodeTimes* step_times = nullptr);
 
   /// The stage-level problem for `node_device` (one device per node of the
   /// problem's model), as Note [Training estimate] builds it.

@@ -2,7 +2,12 @@
 // SplitTraining's prediction for the same placement, on exported CNN,
 // transformer and recurrent models placed by round-robin (cuts everywhere)
 // and SGP: within 25% of SplitTraining's step, and much faster (both times
-// are printed; the speed is not asserted).
+// are printed; the speed is not asserted). The estimator is made once per
+// problem (StepTimesBySourceNode builds the gradient model's costs once) and
+// then judges placements without writing a model.
+#include "pipeline/training_estimate.h"
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +17,6 @@
 #include "gtest/gtest.h"
 #include "onnx_io/model.h"
 #include "pipeline/split.h"
-#include "pipeline/training_estimate.h"
 
 namespace autopar::pipeline {
 namespace {
@@ -58,23 +62,35 @@ TEST_P(TrainingEstimateTest, WithinAQuarterOfTheSplitStep) {
 
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
-  absl::StatusOr<SplitTrainingStep> split = SplitTraining(
-      *result->training_step, problem.model->graph, placement, problem.cluster,
-      problem.model->model.directory().string(),
-      {.schedule = c.schedule, .microbatches = 8, .node_times = nullptr,
-       .optimizer = options.optimizer});
+  absl::StatusOr<SplitTrainingStep> split =
+      SplitTraining(*result->training_step, problem.model->graph, placement, problem.cluster,
+                    problem.model->model.directory().string(),
+                    {.schedule = c.schedule,
+                     .microbatches = 8,
+                     .node_times = nullptr,
+                     .optimizer = options.optimizer});
   const double split_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   ASSERT_TRUE(split.ok()) << split.status();
 
   t0 = Clock::now();
+  absl::StatusOr<SourceNodeTimes> times =
+      StepTimesBySourceNode(*result->training_step, problem.model->graph, problem.cluster,
+                            problem.model->model.directory().string(), nullptr);
+  ASSERT_TRUE(times.ok()) << times.status();
   absl::StatusOr<TrainingStepEstimator> estimator =
-      TrainingStepEstimator::Create(problem, {.schedule = c.schedule, .microbatches = 8});
+      TrainingStepEstimator::Create(problem, {.schedule = c.schedule, .microbatches = 8}, &*times);
   ASSERT_TRUE(estimator.ok()) << estimator.status();
   const double create_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  t0 = Clock::now();
-  absl::StatusOr<costmodel::PipelineStepResult> estimate = estimator->Estimate(placement);
-  const double estimate_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  ASSERT_TRUE(estimate.ok()) << estimate.status();
+  // The fastest of a few runs: the machine may be shared.
+  absl::StatusOr<costmodel::PipelineStepResult> estimate = absl::UnknownError("not run");
+  double estimate_ms = 1e9;
+  for (int run = 0; run < 5; ++run) {
+    t0 = Clock::now();
+    estimate = estimator->Estimate(placement);
+    estimate_ms =
+        std::min(estimate_ms, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    ASSERT_TRUE(estimate.ok()) << estimate.status();
+  }
 
   const double want = split->predicted.step_us;
   const double got = estimate->step_us;
@@ -82,8 +98,7 @@ TEST_P(TrainingEstimateTest, WithinAQuarterOfTheSplitStep) {
       "%s %s %s: split %zu stages, %.0f us in %.1f ms; estimate %.0f us (%+.1f%%) in %.2f ms "
       "(+%.2f ms once)\n",
       c.model, c.algorithm, std::string(costmodel::PipelineScheduleName(c.schedule)).c_str(),
-      split->stages.size(), want, split_ms, got, 100 * (got - want) / want, estimate_ms,
-      create_ms);
+      split->stages.size(), want, split_ms, got, 100 * (got - want) / want, estimate_ms, create_ms);
   EXPECT_LE(std::abs(got - want), 0.25 * want);
 }
 
@@ -92,7 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"resnet18", "round-robin", costmodel::PipelineSchedule::k1F1B},
                       Case{"resnet18", "sgp", costmodel::PipelineSchedule::k1F1B},
                       Case{"resnet18", "sgp", costmodel::PipelineSchedule::kGPipe},
-                      Case{"transformer_encoder", "round-robin", costmodel::PipelineSchedule::k1F1B},
+                      Case{"transformer_encoder", "round-robin",
+                           costmodel::PipelineSchedule::k1F1B},
                       Case{"transformer_encoder", "sgp", costmodel::PipelineSchedule::k1F1B},
                       Case{"lstm", "round-robin", costmodel::PipelineSchedule::kGPipe},
                       Case{"lstm", "sgp", costmodel::PipelineSchedule::k1F1B}),
