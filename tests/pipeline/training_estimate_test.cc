@@ -120,5 +120,46 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// Note [Training judge]: Split's training request over two devices judges the
+// searched placement by the estimate — the plan's step is it, the one-device
+// baseline is judged the same way, and a split predicted slower gives way to
+// one device — and SplitTraining's prediction of the written plan agrees.
+TEST(TrainingJudgeTest, PlanStepIsThePipelinedEstimate) {
+  const fs::path path = fs::path(AUTOPAR_MODELS_DIR) / "resnet18.onnx";
+  ASSERT_TRUE(fs::exists(path)) << path << ": run tools/export_models.py";
+  absl::StatusOr<onnx_io::Model> source = onnx_io::LoadModel(path);
+  ASSERT_TRUE(source.ok()) << source.status();
+  for (const char* algorithm : {"sgp", "m-etf"}) {
+    SplitRequest request;
+    request.problem.model_path = path.string();
+    request.problem.cluster.cluster = "cpu:2x1";
+    request.problem.step.mode = costmodel::StepMode::kTraining;
+    request.problem.step.optimizer = costmodel::Optimizer::kMomentum;
+    request.algorithm = algorithm;
+    request.search.microbatches = 8;
+    request.partition.stages = false;
+    training::TrainingOptions options;
+    options.loss = {.kind = training::LossKind::kMse,
+                    .value = source->proto.graph().output(0).name(),
+                    .labels_name = ""};
+    options.optimizer = training::DefaultOptimizerOptions(costmodel::Optimizer::kMomentum);
+    request.training = options;
+    absl::StatusOr<SplitResult> result = Split(request);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const Plan& plan = result->plan;
+    ASSERT_TRUE(plan.pipelined.has_value()) << algorithm;
+    EXPECT_EQ(plan.simulation.step_time_us, plan.pipelined->step_us);
+    // Never slower than one device by the estimate (Note [Do not split]).
+    EXPECT_LE(plan.simulation.step_time_us, plan.single_device_step_us) << algorithm;
+    ASSERT_TRUE(result->training_split.has_value());
+    const double split_us = result->training_split->predicted.step_us;
+    std::printf("%s: plan %.0f us (fused %.0f us), one device %.0f us, split %.0f us%s\n",
+                algorithm, plan.simulation.step_time_us, plan.pipelined->fused_step_us,
+                plan.single_device_step_us, split_us,
+                plan.rejected_split ? " (split rejected)" : "");
+    EXPECT_LE(std::abs(plan.simulation.step_time_us - split_us), 0.25 * split_us) << algorithm;
+  }
+}
+
 }  // namespace
 }  // namespace autopar::pipeline
