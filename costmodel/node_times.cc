@@ -1,12 +1,60 @@
 #include "costmodel/node_times.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "costmodel/json_file.h"
 
 namespace autopar::costmodel {
+
+namespace {
+
+// json[key], an object of node name → source node name, into times.origin
+// (and, for "update_origin", times.update_nodes).
+absl::Status ReadOrigins(const nlohmann::json& json, const char* key, absl::string_view source,
+                         NodeTimes& times) {
+  if (!json.contains(key)) return absl::OkStatus();
+  const nlohmann::json& map = json[key];
+  if (!map.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": \"", key, "\" must be an object of node name -> source node"));
+  }
+  const bool update = std::string_view(key) == "update_origin";
+  for (const auto& [name, origin] : map.items()) {
+    if (!origin.is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": the origin of node '", name,
+                                                     "' in \"", key, "\" must be a node name"));
+    }
+    if (!times.origin.emplace(name, origin.get<std::string>()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": node '", name, "' is in both \"node_origin\" and \"update_origin\""));
+    }
+    if (update) times.update_nodes.insert(name);
+  }
+  return absl::OkStatus();
+}
+
+// json["run_us"] = {"gradient": µs, "update": µs} into times.run_us.
+absl::Status ReadRunCosts(const nlohmann::json& json, absl::string_view source, NodeTimes& times) {
+  if (!json.contains("run_us")) return absl::OkStatus();
+  const nlohmann::json& run = json["run_us"];
+  NodeTimes::RunCosts costs;
+  for (const auto& [key, field] :
+       {std::pair{"gradient", &costs.gradient_us}, std::pair{"update", &costs.update_us}}) {
+    if (!run.is_object() || !run.contains(key) || !run[key].is_number() ||
+        run[key].get<double>() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": \"run_us\" must be {\"gradient\": us, \"update\": us} with numbers >= 0"));
+    }
+    *field = run[key].get<double>();
+  }
+  times.run_us = costs;
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::string_view source) {
   if (!json.is_object()) {
@@ -27,6 +75,12 @@ absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::st
   }
   if (times.node_us.empty())
     return absl::InvalidArgumentError(absl::StrCat(source, " names no node"));
+  if (&map != &json) {  // measure.mjs's format
+    for (const char* key : {"node_origin", "update_origin"}) {
+      if (absl::Status s = ReadOrigins(json, key, source, times); !s.ok()) return s;
+    }
+    if (absl::Status s = ReadRunCosts(json, source, times); !s.ok()) return s;
+  }
   return times;
 }
 
@@ -46,16 +100,24 @@ absl::StatusOr<CostSource> ApplyNodeTimes(const NodeTimes& times, CostGraph& gra
   absl::flat_hash_map<std::string, uint32_t> unit_by_name;
   for (uint32_t u = 0; u < graph.num_units(); ++u) unit_by_name.emplace(graph.name(u), u);
   std::vector<double> measured(graph.num_units(), -1);
-  std::vector<double> ratios;
   for (const auto& [name, us] : times.node_us) {
     auto it = unit_by_name.find(name);
+    // A training step's node that is not a source node: charged to the
+    // source node it works for (Note [Step times on the source]).
+    if (it == unit_by_name.end()) {
+      auto origin = times.origin.find(name);
+      if (origin != times.origin.end()) it = unit_by_name.find(origin->second);
+    }
     if (it == unit_by_name.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat(times.source, " names '", name, "', which is not a node of the model"));
     }
-    measured[it->second] = us;
-    const double predicted = graph.compute_us(it->second, 0);
-    if (us > 0 && predicted > 0) ratios.push_back(us / predicted);
+    measured[it->second] = std::max(measured[it->second], 0.0) + us;
+  }
+  std::vector<double> ratios;
+  for (uint32_t u = 0; u < graph.num_units(); ++u) {
+    const double predicted = graph.compute_us(u, 0);
+    if (measured[u] > 0 && predicted > 0) ratios.push_back(measured[u] / predicted);
   }
   CostSource source{.measured = true};
   if (!ratios.empty()) {
@@ -74,6 +136,25 @@ absl::StatusOr<CostSource> ApplyNodeTimes(const NodeTimes& times, CostGraph& gra
     }
   }
   return source;
+}
+
+std::optional<TrainingStepTimes> TrainingStepFromNodeTimes(const NodeTimes& times,
+                                                           int microbatches) {
+  if (!times.run_us) return std::nullopt;
+  TrainingStepTimes step{.microbatches = std::max(1, microbatches),
+                         .gradient_run_us = times.run_us->gradient_us,
+                         .update_run_us = times.run_us->update_us};
+  for (const auto& [name, us] : times.node_us)
+    (times.update_nodes.contains(name) ? step.update_nodes_us : step.gradient_nodes_us) += us;
+  step.step_us = step.microbatches * (step.gradient_nodes_us + step.gradient_run_us) +
+                 step.update_nodes_us + step.update_run_us;
+  return step;
+}
+
+nlohmann::ordered_json TrainingStepTimesJson(const TrainingStepTimes& step) {
+  return {{"microbatches", step.microbatches},       {"gradient_nodes_us", step.gradient_nodes_us},
+          {"gradient_run_us", step.gradient_run_us}, {"update_nodes_us", step.update_nodes_us},
+          {"update_run_us", step.update_run_us},     {"step_us", step.step_us}};
 }
 
 nlohmann::ordered_json CostSourceJson(const CostSource& source) {

@@ -10,6 +10,22 @@
 //    (tools/fidelity/optimised_times.mjs), not the unoptimised graph's;
 //  - a plain object of node name → µs.
 //
+// A training step's measurement (tools/fidelity/measure_step.mjs: the
+// gradient and update models of a training output folder) names the nodes of
+// both models in "node_us" and adds:
+//   "node_origin":   {gradient-model node that is not a source node → the
+//                     source node it works for} (plan.json's training.node_origin),
+//   "update_origin": {update-model node → the source node its weight's update
+//                     is charged to} (plan.json's training.update_origin; its
+//                     keys are the update model's nodes),
+//   "run_us":        {"gradient": µs, "update": µs}, the fixed cost of one
+//                     session run of each model (its wall time less its nodes'
+//                     times: feeding weights and state, fetching outputs).
+// Note [Step times on the source]: planning costs the source model's nodes, so
+// a node named through an origin is charged to its source node: each source
+// node costs its own forward time plus the backward, loss and update work it
+// causes, and the search sees measured backward costs.
+//
 // Note [Measured and scaled times]: a node the file names gets its measured
 // time. A node it does not name keeps the cost model's time multiplied by the
 // median, over the named nodes that both sides give a positive time, of
@@ -19,10 +35,13 @@
 #ifndef AUTOPAR_COSTMODEL_NODE_TIMES_H_
 #define AUTOPAR_COSTMODEL_NODE_TIMES_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "costmodel/cost_graph.h"
@@ -35,10 +54,24 @@ struct NodeTimes {
   /// Where they come from, for messages: "node times file 't.json'".
   std::string source;
   std::vector<std::pair<std::string, double>> node_us;
+  /// A training step's nodes that are not source nodes → the source node
+  /// they work for ("node_origin" and "update_origin"); empty otherwise.
+  absl::flat_hash_map<std::string, std::string> origin;
+  /// The update model's nodes ("update_origin"'s keys).
+  absl::flat_hash_set<std::string> update_nodes;
+  /// The fixed cost of one session run of each of the step's models.
+  struct RunCosts {
+    double gradient_us = 0;
+    double update_us = 0;
+  };
+  /// Set for a training step's measurement ("run_us").
+  std::optional<RunCosts> run_us;
 };
 
 /// Reads either format. Errors (not an object, no node, a time that is not a
-/// number >= 0) are InvalidArgument naming `source` and the node.
+/// number >= 0, an origin that is not a string, a node in both origin maps,
+/// "run_us" without both models' numbers >= 0) are InvalidArgument naming
+/// `source` and the node.
 absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::string_view source);
 
 /// Reads a file; one-line errors (cannot open, not JSON, as NodeTimesFromJson).
@@ -57,10 +90,35 @@ struct CostSource {
 };
 
 /// Applies `times` to `graph` (whose unit names are node names) on every
-/// device kind, as Note [Measured and scaled times] says. A name that is not a
-/// unit of the graph is an InvalidArgument naming it; a graph of several device
-/// kinds is refused (one measurement describes one kind of device).
+/// device kind, as Note [Measured and scaled times] says; a name that is not a
+/// unit but has an origin that is adds its time to that unit (Note [Step times
+/// on the source]). Another name that is not a unit of the graph is an
+/// InvalidArgument naming it; a graph of several device kinds is refused (one
+/// measurement describes one kind of device).
 absl::StatusOr<CostSource> ApplyNodeTimes(const NodeTimes& times, CostGraph& graph);
+
+/// A one-device training step as its measured models predict it: M runs of
+/// the gradient model, then one of the update model.
+struct TrainingStepTimes {
+  int microbatches = 1;
+  /// Sums of the models' node times, and their fixed per-run costs.
+  double gradient_nodes_us = 0;
+  double gradient_run_us = 0;
+  double update_nodes_us = 0;
+  double update_run_us = 0;
+  /// M × (gradient_nodes_us + gradient_run_us) + update_nodes_us + update_run_us.
+  double step_us = 0;
+};
+
+/// The step `times` predict at `microbatches` (>= 1) when they are a training
+/// step's measurement (run_us set); nullopt otherwise. Nodes of
+/// times.update_nodes are the update model's, every other the gradient model's.
+std::optional<TrainingStepTimes> TrainingStepFromNodeTimes(const NodeTimes& times,
+                                                           int microbatches);
+
+/// {"microbatches", "gradient_nodes_us", "gradient_run_us", "update_nodes_us",
+///  "update_run_us", "step_us"}.
+nlohmann::ordered_json TrainingStepTimesJson(const TrainingStepTimes& step);
 
 /// {"source": "model"|"measured", "measured_nodes", "scaled_nodes", "scale"}.
 nlohmann::ordered_json CostSourceJson(const CostSource& source);

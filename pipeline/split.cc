@@ -86,8 +86,6 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
         training::BuildTrainingStep(p.model->model, graph, *request.training);
     if (!step.ok()) return step.status();
     result.training_step = *std::move(step);
-    if (p.cluster.num_devices() == 1) return result;
-    if (on_phase) on_phase("training step (split into stages)");
     std::optional<costmodel::NodeTimes> node_times;
     if (request.problem.node_times_path) {
       absl::StatusOr<costmodel::NodeTimes> loaded =
@@ -95,6 +93,15 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
       if (!loaded.ok()) return loaded.status();
       node_times = *std::move(loaded);
     }
+    if (p.cluster.num_devices() == 1) {
+      // The step's own models measured: their node times and run costs are
+      // the prediction (Note [Measured one-device step]).
+      if (node_times)
+        result.measured_step =
+            costmodel::TrainingStepFromNodeTimes(*node_times, result.plan.microbatches);
+      return result;
+    }
+    if (on_phase) on_phase("training step (split into stages)");
     absl::StatusOr<SplitTrainingStep> split =
         SplitTraining(*result.training_step, graph, result.plan.node_placement.device, p.cluster,
                       p.model->model.directory().string(),

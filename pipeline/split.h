@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "costmodel/node_times.h"
 #include "passes/partition.h"
 #include "pipeline/planning.h"
 #include "pipeline/training_split.h"
@@ -57,12 +58,26 @@ struct SplitResult {
   /// Its split into forward, backward and update stages, when the plan uses
   /// more than one device.
   std::optional<SplitTrainingStep> training_split;
+  /// The one-device step predicted from its own models' measured times, when
+  /// the node-times file is such a measurement (Note [Measured one-device
+  /// step]).
+  std::optional<costmodel::TrainingStepTimes> measured_step;
   /// Things the user should know that did not stop the split.
   std::vector<std::string> warnings;
   /// With SplitRequest::auto_microbatches: the curve (its plan moved to
   /// `plan`).
   std::optional<MicrobatchChoice> microbatches;
 };
+
+// Note [Measured one-device step]: on one device the step runs the gradient
+// model once per micro-batch and the update model once, so when the node-times
+// file measured those very models (tools/fidelity/measure_step.mjs) the step
+// is predicted as M × (the gradient model's node times + its per-run cost) +
+// the update model's node times + its per-run cost
+// (costmodel::TrainingStepFromNodeTimes), in place of the node simulation of
+// the source model with training factors. The summary and plan.json report
+// it; the placement search still runs on the source model, its nodes charged
+// with the step's times (Note [Step times on the source]).
 
 /// A training request plans the training step and writes its models; over
 /// several devices also their split into stages (pipeline/training_split.h).

@@ -11,6 +11,12 @@
 #
 #   scripts/bench_training.sh                  all models
 #   scripts/bench_training.sh --models mlp,cnn some; results stay in the work dir
+#   scripts/bench_training.sh --pipeline [ARGS] the split step instead: a CNN, an
+#       Inception-style network, a transformer encoder and an LSTM split over
+#       cpu:2x1 at M = 8 by every placement algorithm, trained, predicted
+#       against measured (tools/bench/pipeline_training_bench.mjs; ARGS go to it,
+#       e.g. --rounds 2 --algos tga,sgp,single); writes
+#       tools/bench/results/pipeline_training.{md,csv}
 # Exit 77 (skipped) without Debian's Python torch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +25,12 @@ CLI=${AUTOPAR_CLI:-$BUILD_DIR/tools/onnx-autopar}
 PYTHON=/usr/bin/python3  # Debian's, with torch, torchvision and onnx
 
 models=
+pipeline=
 [ "${1:-}" = --models ] && models=$2
+if [ "${1:-}" = --pipeline ]; then
+  pipeline=1
+  shift
+fi
 
 if ! "$PYTHON" -c 'import torch, torchvision, onnx' 2>/dev/null; then
   echo "bench_training: skipped: $PYTHON lacks torch, torchvision or onnx" >&2
@@ -32,6 +43,14 @@ results=tools/bench/results
 [ -n "$models" ] && results=$work
 
 echo "bench_training: $(uptime)" >&2
+if [ -n "$pipeline" ]; then
+  "$PYTHON" tools/export_models.py "$work/models" --models resnet18,googlenet,transformer_encoder,lstm >&2
+  calibration=()
+  [ -f tools/fidelity/host_calibration.json ] && calibration=(--host-calibration tools/fidelity/host_calibration.json)
+  node tools/bench/pipeline_training_bench.mjs "$work"/models/{resnet18,googlenet,transformer_encoder,lstm}.onnx \
+    --work "$work/runs" --results "$results" --cli "$CLI" "${calibration[@]}" "$@"
+  exit 0
+fi
 "$PYTHON" tools/bench/training_bench.py "$work/models" ${models:+--models "$models"} --batch 8 --steps 10 --warmup 2 >&2
 calibration=()
 [ -f tools/fidelity/host_calibration.json ] && calibration=(--host-calibration tools/fidelity/host_calibration.json)

@@ -54,7 +54,8 @@ std::vector<std::string> StateBufferNames(costmodel::Optimizer kind) {
 
 absl::StatusOr<UpdateModel> BuildUpdateModel(const std::vector<UpdatedWeight>& weights,
                                              const std::vector<std::string>& gradient_names,
-                                             const OptimizerOptions& options, int64_t opset) {
+                                             const OptimizerOptions& options, int64_t opset,
+                                             const absl::flat_hash_set<std::string>& avoid) {
   UpdateModel out;
   onnx::ModelProto& model = out.proto;
   model.set_ir_version(8);
@@ -81,7 +82,10 @@ absl::StatusOr<UpdateModel> BuildUpdateModel(const std::vector<UpdatedWeight>& w
     out.names.push_back(std::move(names));
   }
   if (adam) out.step_input = Unique(taken, "optimizer.step");
-  GraphEmitter e(graph, taken, opset, "update/");
+  absl::flat_hash_set<std::string> emitter_taken = taken;
+  emitter_taken.insert(avoid.begin(), avoid.end());
+  GraphEmitter e(graph, std::move(emitter_taken), opset, "update/");
+  if (!weights.empty()) e.set_origin(weights[0].origin);
 
   // Per-step scalars of adam, shared by every weight (float32, then cast).
   std::string bias1, bias2_sqrt;
@@ -98,6 +102,7 @@ absl::StatusOr<UpdateModel> BuildUpdateModel(const std::vector<UpdatedWeight>& w
   for (size_t k = 0; k < weights.size(); ++k) {
     const UpdatedWeight& w = weights[k];
     const UpdateNames& n = out.names[k];
+    e.set_origin(w.origin);
     const ir::DType t = w.dtype;
     *graph->add_input() = TensorInfo(n.weight, t, w.dims);
     *graph->add_input() = TensorInfo(n.gradient, t, w.dims);
@@ -148,6 +153,7 @@ absl::StatusOr<UpdateModel> BuildUpdateModel(const std::vector<UpdatedWeight>& w
       *graph->add_output() = TensorInfo(n.state_out[s], t, w.dims);
     }
   }
+  out.node_origin = e.origins();
   return out;
 }
 

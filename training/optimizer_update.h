@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "costmodel/training.h"
 #include "ir/dtype.h"
@@ -47,6 +49,9 @@ struct UpdatedWeight {
   std::string name;
   std::vector<int64_t> dims;
   ir::DType dtype = ir::DType::kFloat;
+  /// The source node its update is charged to (its first reader, as the cost
+  /// model charges it, Note [Parameter state]); "" records no origin.
+  std::string origin;
 };
 
 /// Names of one weight's tensors in the update model. `state[k]` and
@@ -63,6 +68,10 @@ struct UpdateModel {
   std::vector<UpdateNames> names;
   /// The float32 scalar input holding t (adam, adamw); empty otherwise.
   std::string step_input;
+  /// Each node → the origin of the weight it updates (UpdatedWeight::origin);
+  /// the per-step scalars every weight shares go to the first weight's. Measured
+  /// update times are charged to these source nodes.
+  absl::flat_hash_map<std::string, std::string> node_origin;
 };
 
 /// The names of the state buffers `kind` keeps per weight ("momentum_buffer";
@@ -70,10 +79,13 @@ struct UpdateModel {
 std::vector<std::string> StateBufferNames(costmodel::Optimizer kind);
 
 /// The update model of `weights` at `opset` (the model's default-domain
-/// opset). `gradient_names[k]` names weight k's gradient input.
+/// opset). `gradient_names[k]` names weight k's gradient input. The nodes it
+/// makes up avoid the names in `avoid` (the gradient model's nodes: one file
+/// of measured times names the nodes of both models).
 absl::StatusOr<UpdateModel> BuildUpdateModel(const std::vector<UpdatedWeight>& weights,
                                              const std::vector<std::string>& gradient_names,
-                                             const OptimizerOptions& options, int64_t opset);
+                                             const OptimizerOptions& options, int64_t opset,
+                                             const absl::flat_hash_set<std::string>& avoid = {});
 
 }  // namespace autopar::training
 

@@ -212,14 +212,23 @@ absl::StatusOr<TrainingStep> BuildStep(
     }
   }
 
+  // Each weight's update works for the node its gradient's output does (its
+  // first reader); the update model's nodes avoid the gradient model's names.
   std::vector<UpdatedWeight> updated;
   std::vector<std::string> gradient_names;
   for (const TrainedWeight& w : step.weights) {
-    updated.push_back({.name = w.name, .dims = w.dims, .dtype = w.dtype});
+    auto origin = step.node_origin.find(w.gradient);
+    updated.push_back({.name = w.name,
+                       .dims = w.dims,
+                       .dtype = w.dtype,
+                       .origin = origin == step.node_origin.end() ? "" : origin->second});
     gradient_names.push_back(w.gradient);
   }
+  absl::flat_hash_set<std::string> gradient_nodes;
+  for (const onnx::NodeProto& n : step.gradient_model.graph().node())
+    gradient_nodes.insert(n.name());
   absl::StatusOr<UpdateModel> update =
-      BuildUpdateModel(updated, gradient_names, options.optimizer, opset);
+      BuildUpdateModel(updated, gradient_names, options.optimizer, opset, gradient_nodes);
   if (!update.ok()) return update.status();
   step.update = *std::move(update);
   if (absl::Status s = onnx_io::CheckModel(step.update.proto, {}); !s.ok()) {

@@ -1,6 +1,7 @@
-// Measured node times: both file formats, the errors a user can make, and how
+// Measured node times: both file formats, the errors a user can make, how
 // the times replace and scale the cost model's (Note [Measured and scaled
-// times]).
+// times]), and a training step's measurement: its nodes charged to their
+// source nodes (Note [Step times on the source]) and the one-device step.
 #include "costmodel/node_times.h"
 
 #include "gmock/gmock.h"
@@ -97,6 +98,82 @@ TEST(NodeTimesTest, SeveralDeviceKindsAreRefused) {
   CostGraph g = Chain(/*kinds=*/2);
   EXPECT_THAT(ApplyNodeTimes({.source = "f", .node_us = {{"a", 1}}}, g).status().message(),
               HasSubstr("one kind of device"));
+}
+
+// A training step's measurement as tools/fidelity/measure_step.mjs writes it:
+// a, b forward; grad/b and loss/x work for b, grad/a for a; update/w for a.
+constexpr char kStepFile[] = R"({
+  "node_us": {"a": 10, "b": 20, "loss/x": 1, "grad/b": 30, "grad/a": 4, "update/w": 7},
+  "node_origin": {"loss/x": "b", "grad/b": "b", "grad/a": "a"},
+  "update_origin": {"update/w": "a", "update/const": "a"},
+  "run_us": {"gradient": 100, "update": 50}})";
+
+TEST(NodeTimesTest, ReadsAStepMeasurement) {
+  absl::StatusOr<NodeTimes> times = NodeTimesFromJson(nlohmann::json::parse(kStepFile), "f");
+  ASSERT_TRUE(times.ok()) << times.status();
+  EXPECT_EQ(times->node_us.size(), 6u);
+  EXPECT_EQ(times->origin.size(), 5u);
+  EXPECT_EQ(times->origin.at("grad/b"), "b");
+  EXPECT_EQ(times->origin.at("update/w"), "a");
+  EXPECT_EQ(times->update_nodes, (absl::flat_hash_set<std::string>{"update/w", "update/const"}));
+  ASSERT_TRUE(times->run_us.has_value());
+  EXPECT_DOUBLE_EQ(times->run_us->gradient_us, 100);
+  EXPECT_DOUBLE_EQ(times->run_us->update_us, 50);
+  // Without "run_us" it is no step measurement; a plain map has none.
+  absl::StatusOr<NodeTimes> plain = NodeTimesFromJson(nlohmann::json::parse(R"({"a": 1})"), "f");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->run_us.has_value());
+  EXPECT_FALSE(TrainingStepFromNodeTimes(*plain, 4).has_value());
+}
+
+TEST(NodeTimesTest, BadStepFieldsAreErrors) {
+  auto message = [](const char* text) {
+    return std::string(NodeTimesFromJson(nlohmann::json::parse(text), "f").status().message());
+  };
+  EXPECT_THAT(message(R"({"node_us": {"a": 1}, "node_origin": ["b"]})"),
+              HasSubstr("\"node_origin\" must be an object"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1}, "node_origin": {"g": 3}})"),
+              HasSubstr("origin of node 'g'"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1}, "node_origin": {"g": "a"},
+                          "update_origin": {"g": "a"}})"),
+              HasSubstr("node 'g' is in both"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1}, "run_us": {"gradient": 1}})"),
+              HasSubstr("\"run_us\" must be"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1}, "run_us": {"gradient": 1, "update": -2}})"),
+              HasSubstr("\"run_us\" must be"));
+}
+
+TEST(NodeTimesTest, StepNodesAreChargedToTheSourceNodeTheyWorkFor) {
+  CostGraph g = Chain();
+  absl::StatusOr<NodeTimes> times = NodeTimesFromJson(nlohmann::json::parse(kStepFile), "f");
+  ASSERT_TRUE(times.ok()) << times.status();
+  absl::StatusOr<CostSource> source = ApplyNodeTimes(*times, g);
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_DOUBLE_EQ(g.compute_us(0, 0), 10 + 4 + 7);   // a: forward, grad/a, update/w
+  EXPECT_DOUBLE_EQ(g.compute_us(1, 0), 20 + 1 + 30);  // b: forward, loss/x, grad/b
+  EXPECT_EQ(source->measured_nodes, 2);
+  // Ratios 2.1 (a) and 2.55 (b): c and d scaled by their mean.
+  EXPECT_DOUBLE_EQ(source->scale, (2.1 + 2.55) / 2);
+  EXPECT_DOUBLE_EQ(g.compute_us(2, 0), 40 * source->scale);
+  // A name with neither a unit nor an origin is still an error.
+  times->node_us.emplace_back("grad/zz", 1);
+  CostGraph h = Chain();
+  EXPECT_THAT(ApplyNodeTimes(*times, h).status().message(),
+              HasSubstr("names 'grad/zz', which is not a node"));
+}
+
+TEST(NodeTimesTest, TheOneDeviceStepIsMGradientRunsAndOneUpdate) {
+  absl::StatusOr<NodeTimes> times = NodeTimesFromJson(nlohmann::json::parse(kStepFile), "f");
+  ASSERT_TRUE(times.ok()) << times.status();
+  std::optional<TrainingStepTimes> step = TrainingStepFromNodeTimes(*times, 3);
+  ASSERT_TRUE(step.has_value());
+  EXPECT_EQ(step->microbatches, 3);
+  EXPECT_DOUBLE_EQ(step->gradient_nodes_us, 10 + 20 + 1 + 30 + 4);
+  EXPECT_DOUBLE_EQ(step->update_nodes_us, 7);
+  EXPECT_DOUBLE_EQ(step->step_us, 3 * (65 + 100) + 7 + 50);
+  EXPECT_EQ(TrainingStepTimesJson(*step).dump(),
+            R"({"microbatches":3,"gradient_nodes_us":65.0,"gradient_run_us":100.0,)"
+            R"("update_nodes_us":7.0,"update_run_us":50.0,"step_us":552.0})");
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // a real exported model is split with TGA (so the convergence curve exists)
 // and compared across algorithms; each page must load without console
 // errors, have its device and link lanes, a tooltip that hover fills, and
-// the comparison's selector must switch the plan shown. Screenshots go to
+// the comparison's selector must switch the plan shown. A training step
+// split over two devices must draw its "Pipeline step": a box per run of
+// plan.json's order (and per update), forward and backward in different
+// colours, a tooltip per box and a zoom of its own. Screenshots go to
 // AUTOPAR_ARTIFACTS_DIR (build/test-artifacts). Chromium is driven through
 // chromedriver's W3C WebDriver HTTP interface with node's fetch: no npm
 // package needed. Skipped, with a message, when chromium or chromedriver is
@@ -10,7 +13,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -242,6 +245,91 @@ test('report.html and compare --report render in Chromium without errors', { ski
     assertNoSevere(await browser.logs(), 'compare --report');
     t.diagnostic(`report.html: ${page.labels.length} lanes, ${page.boxes} boxes, ${page.curvePoints} curve points; ` +
       `compare: ${best} -> ${other}; screenshots in ${ARTIFACTS ?? '(no AUTOPAR_ARTIFACTS_DIR)'}`);
+  } finally {
+    await browser.stop();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+// The pipeline step section: its lanes, boxes per kind and their colours.
+const INSPECT_PIPELINE = `
+  const section = document.querySelector('section.pipelinestep');
+  if (!section) return null;
+  const runs = [...section.querySelectorAll('.pipegantt .run')];
+  const colour = (kind) => {
+    const box = section.querySelector('.pipegantt .run.' + kind);
+    return box ? getComputedStyle(box).backgroundColor : null;
+  };
+  return {
+    lanes: section.querySelectorAll('.pipegantt .plane').length,
+    labels: [...section.querySelectorAll('.pipelabel')].map((l) => l.textContent),
+    runs: runs.length,
+    fwd: runs.filter((r) => r.classList.contains('fwd')).length,
+    bwd: runs.filter((r) => r.classList.contains('bwd')).length,
+    upd: runs.filter((r) => r.classList.contains('upd')).length,
+    colours: { fwd: colour('fwd'), bwd: colour('bwd'), upd: colour('upd') },
+    beforeTimeline: !!(section.compareDocumentPosition(document.querySelector('svg.gantt'))
+      & Node.DOCUMENT_POSITION_FOLLOWING),
+  };`;
+
+// Hovers the widest backward box of the pipeline step; returns the tooltip.
+const HOVER_PIPELINE = `
+  const boxes = [...document.querySelectorAll('.pipegantt .run.bwd')];
+  const run = boxes.reduce((a, b) => (b.getBoundingClientRect().width > a.getBoundingClientRect().width ? b : a));
+  const box = run.getBoundingClientRect();
+  run.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: box.x + 1, clientY: box.y + 1 }));
+  const tip = document.getElementById('tip');
+  return { hidden: tip.hidden, text: tip.textContent, label: run.textContent };`;
+
+const ZOOM_PIPELINE = `
+  const t = document.querySelector('section.pipelinestep .timeline');
+  const zoomed = t.querySelector('.zoomed');
+  const before = zoomed.getBoundingClientRect().width;
+  t.querySelector('.zin').click();
+  const after = zoomed.getBoundingClientRect().width;
+  t.querySelector('.zreset').click();
+  return { before, after };`;
+
+test('report.html of a split training step draws the pipeline step', { skip, timeout: 600000 }, async (t) => {
+  const work = tempDir('e2e-report-training');
+  const model = join(MODELS_DIR, 'squeezenet1_1.onnx');
+  assert.ok(existsSync(model), `${model} missing: the exported_models fixture should have written it`);
+  const info = autopar(['info', model, '--format', 'json']);
+  assert.equal(info.code, 0, info.stderr);
+  const output = JSON.parse(info.stdout).outputs[0].name;
+  const out = join(work, 'train');
+  const split = autopar([model, '-o', out, '--devices', '2', '--mode', 'training', '--loss', `cross-entropy:${output}`,
+    '--microbatches', '4', '--schedule', '1f1b', '--quiet']);
+  assert.equal(split.code, 0, split.stderr);
+  const pipeline = JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8')).training.pipeline;
+  const runs = pipeline.order.reduce((n, d) => n + d.runs.length, 0);
+  const updates = pipeline.stages.filter((s) => s.kind === 'update').length;
+
+  const profile = mkdtempSync(join(tmpdir(), 'autopar-chromium-'));
+  const browser = await Browser.start(profile);
+  try {
+    await browser.open(join(out, 'report.html'));
+    const page = await browser.run(INSPECT_PIPELINE);
+    assert.ok(page, 'no Pipeline step section');
+    assert.equal(page.lanes, 2, `a lane per device: ${page.labels}`);
+    assert.equal(page.runs, runs + updates, 'a box per run and per update');
+    assert.equal(page.upd, updates);
+    assert.ok(page.fwd > 0 && page.bwd > 0, JSON.stringify(page));
+    assert.equal(page.fwd + page.bwd, runs);
+    const { fwd, bwd, upd } = page.colours;
+    assert.ok(fwd !== bwd && fwd !== upd && bwd !== upd, `kinds coloured apart: ${JSON.stringify(page.colours)}`);
+    assert.ok(page.beforeTimeline, 'the pipeline step comes before the node-level timeline');
+    const hover = await browser.run(HOVER_PIPELINE);
+    assert.equal(hover.hidden, false, 'hover shows the tooltip');
+    assert.match(hover.text, /^stage \d+ \(backward\), micro-batch \d+, start .*µs, duration .*µs$/);
+    assert.match(hover.label, /^s\d+ B m\d+$/);
+    await browser.run(`document.getElementById('tip').hidden = true;`);
+    const zoom = await browser.run(ZOOM_PIPELINE);
+    assert.ok(Math.abs(zoom.after - 2 * zoom.before) < 2, `zoom in doubles the pipeline timeline: ${JSON.stringify(zoom)}`);
+    await browser.resize(1280, 1100);
+    await browser.screenshot('report_training.png');
+    assertNoSevere(await browser.logs(), 'report.html (training)');
+    t.diagnostic(`pipeline step: ${page.runs} boxes (${page.fwd} forward, ${page.bwd} backward, ${page.upd} update) on ${page.lanes} lanes`);
   } finally {
     await browser.stop();
     rmSync(profile, { recursive: true, force: true });

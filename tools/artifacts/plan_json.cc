@@ -76,6 +76,10 @@ Json EstimateEntries(absl::Span<const passes::ShapeEstimate> estimates) {
 
 }  // namespace
 
+double PredictedStepUs(const PlanRecord& r) {
+  return r.measured_step != nullptr ? r.measured_step->step_us : r.simulation->step_time_us;
+}
+
 nlohmann::ordered_json SlowerSplitJson(const PlanRecord& r) {
   if (!r.slower_split) return nullptr;
   return {{"split_devices", r.slower_split->devices},
@@ -122,7 +126,7 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
       {"transfers", TransferEntries(*r.deployment)},
       {"stages", StageEntries(*r.deployment)},
       {"predicted",
-       {{"step_time_us", sim.step_time_us},
+       {{"step_time_us", PredictedStepUs(r)},
         {"lower_bound_us", r.lower_bound_us},
         {"single_device_step_us", r.single_device_step_us},
         {"microbatches", r.microbatches},
@@ -142,6 +146,8 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
   } else {
     plan.erase("search_time_ms");
   }
+  if (r.measured_step != nullptr)
+    plan["predicted"]["measured_step"] = costmodel::TrainingStepTimesJson(*r.measured_step);
   if (r.training_step != nullptr) {
     plan["mode"] = "training";
     plan["training"] = TrainingStepJson(*r.training_step, *r.training_options, r.training_split);

@@ -63,6 +63,10 @@ struct PlanRecord {
   /// Its split over several devices ("training"."pipeline"); null when the
   /// step runs on one device.
   const pipeline::SplitTrainingStep* training_split = nullptr;
+  /// A one-device step predicted from its own models' measured times
+  /// (pipeline/split.h, Note [Measured one-device step]): the predicted step
+  /// time, and "predicted"."measured_step"; null otherwise.
+  const costmodel::TrainingStepTimes* measured_step = nullptr;
   /// Set when the searched split was predicted slower than the whole model on
   /// one device that fits, and this plan is that device (pipeline/planning.h,
   /// Note [Do not split]): written as "predicted"."split_predicted_slower",
@@ -74,6 +78,10 @@ struct PlanRecord {
   };
   std::optional<SlowerSplit> slower_split;
 };
+
+/// The step time plan.json and the summaries report: the measured step's
+/// when set, the simulation's otherwise.
+double PredictedStepUs(const PlanRecord& r);
 
 /// The "split_predicted_slower" record of `r`: null, or the rejected split's
 /// devices and step against the one device's.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/artifacts/human_numbers.h"
+#include "tools/artifacts/report_pipeline.h"
 
 namespace autopar::tools {
 namespace {
@@ -182,6 +183,7 @@ tr.best td{font-weight:bold}
   for (size_t c = 0; c < kColours.size(); ++c)
     absl::StrAppend(&out, ".c", c, "{fill:", kColours[c], "}.k", c, "{background:", kColours[c],
                     "}\n");
+  out += PipelineStepStyle();
   out += "</style>\n";
 }
 
@@ -428,7 +430,8 @@ void WriteTransfers(const ReportInput& in, std::string& out) {
 
 // Per timeline, zoom widens its container (the SVG stretches with it). One
 // tooltip for the document shows what the hovered box holds; the box's
-// <title> (the tooltip without script) is moved into data-tip on first
+// <title> (or, for the pipeline step's HTML boxes, its title attribute:
+// the tooltip without script) is moved into data-tip on first
 // hover so the browser's own slow tooltip does not appear as well. The
 // selector of `compare --report` shows one plan at a time.
 constexpr char kScript[] = R"(<script>
@@ -443,8 +446,9 @@ box.parentNode.addEventListener('wheel',function(e){if(!e.ctrlKey)return;e.preve
 set(e.deltaY<0?z*1.25:z/1.25);},{passive:false});});
 var tip=document.getElementById('tip');
 document.addEventListener('mouseover',function(e){var r=e.target;
-if(!r.closest||!r.closest('svg.gantt,svg.curve')){tip.hidden=true;return;}
+if(!r.closest||!r.closest('svg.gantt,svg.curve,.pipegantt')){tip.hidden=true;return;}
 var t=r.querySelector('title');if(t){r.setAttribute('data-tip',t.textContent);t.remove();}
+if(r.hasAttribute('title')){r.setAttribute('data-tip',r.getAttribute('title'));r.removeAttribute('title');}
 var text=r.getAttribute('data-tip');tip.hidden=!text;if(text)tip.textContent=text;
 tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';});
 document.addEventListener('mousemove',function(e){if(tip.hidden)return;
@@ -479,6 +483,7 @@ void WritePlan(const ReportInput& in, bool shown, std::string& out) {
   out += "</div>";
   WriteConvergence(in, out);
   out += "</div>\n";
+  if (in.training_split != nullptr) WritePipelineStep(*in.training_split, *in.cluster, out);
   WriteTimeline(in, out);
   WriteDevices(in, out);
   WriteTransfers(in, out);

@@ -3,7 +3,9 @@
 // summary numbers, for TGA its convergence curve, a Gantt timeline of the
 // simulated step with one lane per device and per busy link (hovering a box
 // shows what it holds), per-device load and memory bars, the largest cut
-// edges and the device x device transfer matrix. `compare --report` writes
+// edges and the device x device transfer matrix. For a training step split
+// over devices it first draws the step that will run, stage by stage
+// (tools/artifacts/report_pipeline.h). `compare --report` writes
 // the same sections for every algorithm that produced a plan, behind a
 // selector, under the comparison table.
 //
@@ -36,6 +38,7 @@
 #include "costmodel/node_times.h"
 #include "costmodel/simulator.h"
 #include "passes/partition.h"
+#include "pipeline/training_split.h"
 #include "search/search.h"
 
 namespace autopar::tools {
@@ -65,6 +68,9 @@ struct ReportInput {
   /// as the convergence curve when not empty. Only the generation, the best
   /// step time and its feasibility are used.
   absl::Span<const search::Progress> convergence;
+  /// A training step split over devices: drawn as the "Pipeline step"
+  /// section (report_pipeline.h) when set.
+  const pipeline::SplitTrainingStep* training_split = nullptr;
 };
 
 /// Width of the timeline drawing, px, at zoom 1.

@@ -25,15 +25,15 @@ nlohmann::ordered_json SplitSummaryJson(const PlanRecord& record, const std::str
          {"peak_memory_bytes", sim.devices[d].peak_memory_bytes},
          {"memory_capacity_bytes", record.cluster->device(d).memory_bytes}});
   }
-  const double speedup =
-      sim.step_time_us > 0 ? record.single_device_step_us / sim.step_time_us : 0.0;
+  const double step_us = PredictedStepUs(record);
+  const double speedup = step_us > 0 ? record.single_device_step_us / step_us : 0.0;
   return {{"out_dir", out_dir},
           {"algorithm", record.algorithm},
           {"seed", record.seed},
           {"search_time_ms", record.search_time_ms.value_or(0.0)},
           {"microbatches", record.microbatches},
           {"costs", costmodel::CostSourceJson(record.cost_source)},
-          {"step_time_us", sim.step_time_us},
+          {"step_time_us", step_us},
           {"lower_bound_us", record.lower_bound_us},
           {"single_device_step_us", record.single_device_step_us},
           {"speedup", speedup},

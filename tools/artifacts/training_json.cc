@@ -140,6 +140,14 @@ nlohmann::ordered_json TrainingStepJson(const training::TrainingStep& step,
     if (it != step.node_origin.end()) origin[n.name()] = it->second;
   }
   out["node_origin"] = std::move(origin);
+  // The same for the update model's nodes: the first reader of the weight
+  // each updates.
+  Json update_origin = Json::object();
+  for (const onnx::NodeProto& n : step.update.proto.graph().node()) {
+    auto it = step.update.node_origin.find(n.name());
+    if (it != step.update.node_origin.end()) update_origin[n.name()] = it->second;
+  }
+  out["update_origin"] = std::move(update_origin);
   if (split != nullptr) out["pipeline"] = PipelineEntry(*split);
   return out;
 }

@@ -14,9 +14,14 @@
 //                 "update": {"weight": ..., "gradient": ..., "output": ...,
 //                            "state": [{"name": ..., "output": ...}]}}, ...],
 //    "frozen": [...], "nodes": {"forward": 12, "backward": 40},
-//    "node_origin": {"grad/MatMul": "MatMul_3", ...}}
+//    "node_origin": {"grad/MatMul": "MatMul_3", ...},
+//    "update_origin": {"update/Mul": "MatMul_3", ...}}
 // ("node_origin": each node of the gradient model that is not a source node →
-// the source node it works for, training::TrainingStep::node_origin)
+// the source node it works for, training::TrainingStep::node_origin;
+// "update_origin": each node of the update model → the first reader of the
+// weight it updates, training::UpdateModel::node_origin. The two models'
+// node names are disjoint: tools/fidelity/measure_step.mjs times both into
+// one node-times file, costmodel/node_times.h)
 #ifndef AUTOPAR_TOOLS_ARTIFACTS_TRAINING_JSON_H_
 #define AUTOPAR_TOOLS_ARTIFACTS_TRAINING_JSON_H_
 

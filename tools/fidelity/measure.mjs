@@ -172,6 +172,16 @@ function readProfile(dir, prefix, keepAs) {
   return events;
 }
 
+/** The caller's tensors for every input of the model (measure_step.mjs feeds a step's real weights). */
+function givenInputs(specs, inputs, label) {
+  const tensors = {};
+  for (const spec of specs) {
+    if (!inputs[spec.name]) throw internal(`${label}: no value given for input '${spec.name}'`);
+    tensors[spec.name] = inputs[spec.name];
+  }
+  return { tensors, notes: [] };
+}
+
 /**
  * Runs `modelPath` warmup + runs times in ORT with profiling and returns
  * { model, ort_version, threads, warmup, runs, seed, int_range, notes,
@@ -179,10 +189,12 @@ function readProfile(dir, prefix, keepAs) {
  *   profiler on), wall_unprofiled_us (the same from a second session without
  *   the profiler; null with unprofiled: false), model_run_us (ORT's own model_run events, mean),
  *   kernel_sum_us, nodes: {name: {op, mean_us, median_us, ...}}, order,
- *   optimised (null with optimised: false): { kernel_sum_us, wall_us,
+ *   optimised (null with optimised: false): { kernel_sum_us, model_run_us
+ *   (ORT's model_run events: {mean, median, min}), wall_us,
  *   wall_unprofiled_us, nodes (ORT's optimised nodes, as `nodes`), node_us
  *   ({model node: µs}, optimised_times.mjs), anchored, unanchored_us } }.
  * `nodes` are always the unoptimised session's: the model's own nodes.
+ * `opts.inputs` ({name: runner tensor}) replaces the random inputs.
  */
 export async function measureModel(modelPath, opts = {}) {
   const o = { ...DEFAULTS, ...opts };
@@ -193,7 +205,7 @@ export async function measureModel(modelPath, opts = {}) {
   try {
     const session = await createMeasureSession(ort, modelPath, measureSessionOptions(o, { profilePrefix: join(dir, 'plain') }));
     const meta = sessionMeta(session);
-    const { tensors, notes } = randomInputs(meta.inputs, o.seed, { intRange: o.intRange, dimValues: o.dimValues ?? {} });
+    const { tensors, notes } = o.inputs ? givenInputs(meta.inputs, o.inputs, label) : randomInputs(meta.inputs, o.seed, { intRange: o.intRange, dimValues: o.dimValues ?? {} });
     const { wall, cpuUs } = await timeRuns(session, tensors, { ...o, profiling: true }, label);
     // The same runs without the profiler: what the model costs when nobody
     // watches (the profiler's per-node bookkeeping is small but not zero).
@@ -214,7 +226,8 @@ export async function measureModel(modelPath, opts = {}) {
         Object.fromEntries(p.order.map((n) => [n, p.nodes[n].mean_us])),
         Object.fromEntries(q.order.map((n) => [n, q.nodes[n].mean_us])),
       );
-      optimised = { kernel_sum_us: q.kernel_sum_us, wall_us: ow, wall_unprofiled_us: unprofiled, order: q.order, nodes: q.nodes, node_us: a.node_us, anchored: a.anchored, unanchored_us: a.unanchored_us };
+      const runs = q.run_durations_us;
+      optimised = { kernel_sum_us: q.kernel_sum_us, model_run_us: runs.length ? wallStats(runs) : null, wall_us: ow, wall_unprofiled_us: unprofiled, order: q.order, nodes: q.nodes, node_us: a.node_us, anchored: a.anchored, unanchored_us: a.unanchored_us };
     }
     return {
       model: resolve(modelPath),
@@ -240,6 +253,15 @@ export async function measureModel(modelPath, opts = {}) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The "node_us" of a measurement: each node the unoptimised profile names (the
+ * model's nodes that run; Constants become initialisers at load) with the
+ * optimised run's time spread back over it, or its unoptimised time.
+ */
+export function nodeUs(m) {
+  return Object.fromEntries(m.order.map((n) => [n, m.optimised ? m.optimised.node_us[n] ?? 0 : m.nodes[n].mean_us]));
 }
 
 // --- shared CLI helpers (used by fidelity.mjs and calibrate.mjs too) -----------
@@ -329,9 +351,7 @@ async function main(argv) {
   const out = {
     model: m.model, ort_version: m.ort_version, threads: m.threads, warmup: m.warmup, runs: m.runs, seed: m.seed,
     cpu_share: m.cpu_share, wall_us: m.wall_us, wall_unprofiled_us: m.wall_unprofiled_us, model_run_us: m.model_run_us, kernel_sum_us: m.kernel_sum_us,
-    // The nodes the unoptimised profile names (the model's nodes that run;
-    // Constants become initialisers at load), with the optimised run's times.
-    node_us: Object.fromEntries(m.order.map((n) => [n, m.optimised ? m.optimised.node_us[n] ?? 0 : m.nodes[n].mean_us])),
+    node_us: nodeUs(m),
     node_times_from: m.optimised ? 'optimised' : 'unoptimised',
     node_us_unoptimised: m.optimised ? Object.fromEntries(m.order.map((n) => [n, m.nodes[n].mean_us])) : undefined,
     nodes: m.nodes,

@@ -5,8 +5,11 @@
 //   max_rel = max |a - b| / max(|b|, atol)   (floored so near-zero references
 //                                             do not report huge relative errors)
 // float16 outputs use at least 1e-3 for both tolerances (half precision's
-// epsilon) unless tolerances were given explicitly. Integer, bool and string
-// outputs must match exactly. Types and shapes must match exactly.
+// epsilon) unless tolerances were given explicitly. compareOutputs may instead
+// take a per-output choice (opts.tolFor, from precision.mjs: a network that
+// computes in float16 gets a tolerance from float16's roundoff and its depth).
+// Integer, bool and string outputs must match exactly. Types and shapes must
+// match exactly.
 import { dtypeFromName, halfToFloat } from './dtypes.mjs';
 
 /** Compares one tensor with its reference. Returns a record; `ok` says whether it passes. */
@@ -58,9 +61,20 @@ function markFailed(rec, reason) {
   rec.reason = reason;
 }
 
-/** Compares every reference output (in the given name order). Returns { ok, results, maxAbs, maxRel }. */
-export function compareOutputs(actualByName, expectedByName, names, opts) {
-  const results = names.map((n) => compareTensor(n, actualByName[n], expectedByName[n], opts));
+/**
+ * Compares every reference output (in the given name order). Returns { ok,
+ * results, maxAbs, maxRel }. opts: { atol, rtol, halfTolerance } for every
+ * output, or opts.tolFor(name, type) -> { atol, rtol, precision, why } | null
+ * choosing per output (null: opts' own); each float record then carries
+ * precision and why.
+ */
+export function compareOutputs(actualByName, expectedByName, names, opts = {}) {
+  const results = names.map((n) => {
+    const t = opts.tolFor && expectedByName[n] ? opts.tolFor(n, expectedByName[n].type) : null;
+    if (!t) return compareTensor(n, actualByName[n], expectedByName[n], opts);
+    const rec = compareTensor(n, actualByName[n], expectedByName[n], { atol: t.atol, rtol: t.rtol, halfTolerance: 0 });
+    return Object.assign(rec, { atol: t.atol, rtol: t.rtol, precision: t.precision, why: t.why });
+  });
   const finite = (k) => results.map((r) => r[k]).filter((v) => typeof v === 'number');
   return {
     ok: results.every((r) => r.ok),
@@ -71,18 +85,50 @@ export function compareOutputs(actualByName, expectedByName, names, opts) {
 }
 
 const fmt = (v) => (v === null || v === undefined ? '-' : v === 0 ? '0' : v.toExponential(2));
+const tolStr = (v) => String(Number(v.toPrecision(3)));
 
-/** Human-readable lines for a comparison against `label` ('original model', 'expected outputs'). */
+/**
+ * The distinct tolerances the records of a comparison used that a precision
+ * choice made: [{ precision, atol, rtol, why, outputs: [name] }].
+ */
+export function toleranceGroups(results) {
+  const groups = new Map();
+  for (const r of results) {
+    if (!r.precision) continue;
+    const key = `${r.precision}|${r.atol}|${r.rtol}|${r.why}`;
+    if (!groups.has(key)) groups.set(key, { precision: r.precision, atol: r.atol, rtol: r.rtol, why: r.why, outputs: [] });
+    groups.get(key).outputs.push(r.name);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Human-readable lines for a comparison against `label` ('original model',
+ * 'expected outputs'): one per output, one per tolerance a precision choice
+ * made ("float16 compute: atol … rtol … (why)"), then PASS/FAIL.
+ */
 export function formatComparison(cmp, label, { atol, rtol }) {
   const w = Math.max(...cmp.results.map((r) => r.name.length), 4);
   const lines = cmp.results.map((r) =>
     `  ${r.name.padEnd(w)}  ${String(r.type).padEnd(7)} [${r.shape}]  max_abs ${fmt(r.maxAbs)}  max_rel ${fmt(r.maxRel)}  ${r.ok ? 'ok' : 'MISMATCH: ' + r.reason}`,
   );
-  const bad = cmp.results.filter((r) => !r.ok).length;
+  const groups = toleranceGroups(cmp.results);
+  const floats = cmp.results.filter((r) => r.atol !== undefined);
+  const several = groups.length > 1 || (groups.length === 1 && groups[0].outputs.length < floats.length);
+  for (const g of groups) {
+    const what = g.precision === 'given' ? 'given tolerance' : `${g.precision} compute`;
+    const whose = several ? ` for ${g.outputs.join(', ')}` : '';
+    lines.push(`${what}${whose}: atol ${tolStr(g.atol)} rtol ${tolStr(g.rtol)} (${g.why})`);
+  }
+  // One tolerance for all float outputs: name it in the verdict; several: see the lines above.
+  const one = !several && groups.length === 1 ? groups[0] : null;
+  const [a, r] = one ? [tolStr(one.atol), tolStr(one.rtol)] : [atol, rtol];
+  const within = several ? 'their tolerances above' : `atol ${a} + rtol ${r}`;
+  const bad = cmp.results.filter((x) => !x.ok).length;
   lines.push(
     cmp.ok
-      ? `PASS vs ${label}: ${cmp.results.length} output${cmp.results.length === 1 ? "" : "s"} within atol ${atol} + rtol ${rtol} (max abs ${fmt(cmp.maxAbs)}, max rel ${fmt(cmp.maxRel)})`
-      : `FAIL vs ${label}: ${bad} of ${cmp.results.length} outputs mismatch (atol ${atol}, rtol ${rtol}; max abs ${fmt(cmp.maxAbs)}, max rel ${fmt(cmp.maxRel)})`,
+      ? `PASS vs ${label}: ${cmp.results.length} output${cmp.results.length === 1 ? "" : "s"} within ${within} (max abs ${fmt(cmp.maxAbs)}, max rel ${fmt(cmp.maxRel)})`
+      : `FAIL vs ${label}: ${bad} of ${cmp.results.length} outputs mismatch (${several ? 'their tolerances above' : `atol ${a}, rtol ${r}`}; max abs ${fmt(cmp.maxAbs)}, max rel ${fmt(cmp.maxRel)})`,
   );
   return lines;
 }

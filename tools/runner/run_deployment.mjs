@@ -19,6 +19,7 @@ import { combineComparisons, compareOutputs, formatComparison } from './compare.
 import { hostLoad } from './host_load.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
 import { isTritonRepository, runTritonRepository } from './triton_run.mjs';
+import { checkTolerance } from './precision.mjs';
 
 const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx|OUT_DIR/triton [options]
   (a Triton model repository runs through its ensemble, from its configs alone; see README.md)
@@ -33,7 +34,9 @@ const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx|OU
   --int-range LO,HI       integer inputs uniform in [LO, HI) (default 0,10)
   --dim NAME=V            value for a symbolic input dim (repeatable; default 1)
   --expected DIR          compare with DIR/output_N.pb (M > 1: DIR/mb<m>/output_N.pb)
-  --atol A --rtol R       tolerance |a-b| <= A + R*|b| for float outputs (default 1e-4, 1e-4)
+  --atol A --rtol R       tolerance |a-b| <= A + R*|b| for every float output (default: 1e-4, 1e-4
+                          for float32 compute; for a network computing in float16/bfloat16, from
+                          its roundoff and depth, see README.md)
   --save-outputs DIR      write the outputs as DIR/output_N.pb (M > 1: DIR/mb<m>/output_N.pb)
   --profile PREFIX        ORT profiling; one PREFIX_s<stage>_<time>.json per stage
   --sequential            run all stages on the main thread, one at a time
@@ -94,7 +97,7 @@ function parseCli(argv) {
     intRange, dimValues,
     atol: v.atol === undefined ? 1e-4 : number(v.atol, '--atol', { min: 0 }),
     rtol: v.rtol === undefined ? 1e-4 : number(v.rtol, '--rtol', { min: 0 }),
-    halfTolerance: explicitTol ? 0 : 1e-3,
+    halfTolerance: explicitTol ? 0 : 1e-3, explicitTol,
     saveDir: v['save-outputs'], profile: v.profile ? resolve(v.profile) : null,
     concurrent: !v.sequential,
     threads: threads === undefined ? 1 : number(threads, threadsFlag, { int: true, min: 0 }),
@@ -251,7 +254,9 @@ async function main(argv) {
     text.push('outputs: ' + report.outputs.map((x) => `${x.name} ${x.type} [${x.shape}]`).join(', '));
 
     const refNames = original ? original.meta.outputs.map((x) => x.name) : plan.outputs.map((x) => x.name);
-    const tol = { atol: o.atol, rtol: o.rtol, halfTolerance: o.halfTolerance };
+    // The network's precision, from the original model, else the stage models.
+    const precisionFrom = original ? [o.check] : o.expectedDir ? plan.stages.map((s) => s.modelPath) : [];
+    const tol = checkTolerance(o, precisionFrom, text);
     const perMb = M === 1 ? '' : ` on each of ${M} micro-batches`;
     if (original) {
       const cmps = [];

@@ -15,6 +15,7 @@
 // Exit codes: 0 ok, 2 bad input, 3 --check found a difference, 4 runtime/internal error.
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuShare, hostLoad, schedTotals } from './host_load.mjs';
 import { EXIT, RunnerError, badInput, internal } from './errors.mjs';
 import { loadTrainingPlan } from './training_plan.mjs';
 import { replaceInitializers } from './model_weights.mjs';
@@ -166,6 +167,9 @@ async function main(argv, log) {
     log(`step ${s + 1}  loss ${loss.toPrecision(7)}  ${ms.toFixed(2)} ms`, text);
   };
   let trained;
+  // How much of the CPU the training threads got (host_load.mjs): a step
+  // time taken while other processes held the cores says little.
+  const sched = schedTotals();
   if (p) {
     const perMb = p.stages.filter((s) => s.kind !== 'update').length;
     const devices = p.devices.filter((d) => p.stages.some((s) => s.device === d));
@@ -182,6 +186,8 @@ async function main(argv, log) {
     trained = await trainUnsplit(o, plan, onStep, () => log(what, text));
   }
   report.step_ms_median = round(median(report.step_ms));
+  report.cpu_share = cpuShare(sched, schedTotals());
+  report.host = hostLoad();
   if (o.check) {
     const unsplit = await trainUnsplit(o, plan);
     const cmp = compareRuns(plan, trained, unsplit);

@@ -20,6 +20,7 @@ import { randomInputs, readTensorDir, checkInputs } from './inputs.mjs';
 import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
 import { numel } from './dtypes.mjs';
+import { checkTolerance } from './precision.mjs';
 import { TRITON_TYPES, checkRepository, dimsMatch, loadTritonRepository, runEnsemble } from './triton_repository.mjs';
 
 export { isTritonRepository } from './triton_repository.mjs';
@@ -131,7 +132,8 @@ export async function runTritonRepository(o) {
     }
     text.push('outputs: ' + report.outputs.map((x) => `${x.name} ${x.type} [${x.shape}]`).join(', '));
 
-    const tol = { atol: o.atol, rtol: o.rtol, halfTolerance: o.halfTolerance };
+    // The network's precision, from the original model, else the step models.
+    const tol = checkTolerance(o, o.check ? [o.check] : o.expectedDir ? repo.steps.map((s) => s.modelPath) : [], text);
     const perMb = M === 1 ? '' : ` on each of ${M} requests`;
     if (original) {
       const names = original.meta.outputs.map((x) => x.name);

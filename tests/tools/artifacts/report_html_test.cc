@@ -3,7 +3,9 @@
 // tables, TGA's convergence curve), the comparison page of `compare
 // --report`, that no node, tensor or device name can inject markup, that the
 // same input gives the same bytes, and that the timeline of a 100k-node graph
-// is aggregated into a few MB. (tests/e2e/report_browser.test.mjs opens the
+// is aggregated into a few MB, and the "Pipeline step" section of a training
+// step split over devices (tools/artifacts/report_pipeline.h): a box per run,
+// the kinds coloured apart. (tests/e2e/report_browser.test.mjs opens the
 // reports in a browser.)
 #include "tools/artifacts/report_html.h"
 
@@ -15,9 +17,13 @@
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/device.h"
+#include "costmodel/pipeline_schedule.h"
 #include "costmodel/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "pipeline/training_split.h"
+#include "tools/artifacts/human_numbers.h"
+#include "tools/artifacts/report_pipeline.h"
 
 namespace autopar::tools {
 namespace {
@@ -259,6 +265,127 @@ TEST_F(ReportTest, ComparisonShowsTheTableAndOnePlanAtATime) {
   // sgp: 3 devices and 2 links; single: 3 devices.
   EXPECT_EQ(Count(html, "class=\"lanelabel\""), 8);
   EXPECT_THAT(html, Not(HasSubstr("model<1>")));
+}
+
+// A split training step on devices 0 and 2 (the one with the evil name):
+// forward s0 (device 0) -> forward s1 (device 2) -> backward s2 (device 2) ->
+// backward s3 (device 0), M = 3 under GPipe, simulated by the stage-level
+// simulator the split uses.
+pipeline::SplitTrainingStep SplitStep(const costmodel::Cluster& cluster) {
+  using costmodel::StageKind;
+  costmodel::PipelineStepProblem problem;
+  problem.stages = {
+      {.device = 0, .kind = StageKind::kForward, .compute_us = 100, .stash_bytes = 1000},
+      {.device = 2,
+       .kind = StageKind::kForward,
+       .compute_us = 120,
+       .inputs = {{.stage = 0, .bytes = 4000}},
+       .stash_bytes = 2000},
+      {.device = 2,
+       .kind = StageKind::kBackward,
+       .compute_us = 200,
+       .inputs = {{.stage = 1, .bytes = 10}}},
+      {.device = 0,
+       .kind = StageKind::kBackward,
+       .compute_us = 180,
+       .inputs = {{.stage = 2, .bytes = 4000}}}};
+  problem.fixed_bytes = {5000, 0, 7000};
+  problem.update_us = {30, 0, 40};
+  problem.microbatches = 3;
+  problem.schedule = costmodel::PipelineSchedule::kGPipe;
+  absl::StatusOr<costmodel::PipelineStepResult> predicted =
+      costmodel::SimulatePipelineStep(problem, cluster);
+  EXPECT_TRUE(predicted.ok()) << predicted.status();
+  pipeline::SplitTrainingStep split;
+  for (const costmodel::PipelineStage& s : problem.stages) {
+    pipeline::TrainingStage stage;
+    stage.kind = s.kind;
+    stage.compute_us = s.compute_us;
+    split.stages.push_back(std::move(stage));
+  }
+  split.updates.resize(2);
+  split.devices = {0, 2};
+  split.schedule = problem.schedule;
+  split.microbatches = problem.microbatches;
+  split.predicted = *std::move(predicted);
+  return split;
+}
+
+TEST_F(ReportTest, DrawsASplitTrainingStepRunByRun) {
+  const pipeline::SplitTrainingStep split = SplitStep(cluster_);
+  const costmodel::PipelineStepResult& p = split.predicted;
+  // 4 stages x 3 micro-batches, and the two devices' updates.
+  ASSERT_EQ(p.timeline.size(), 14u);
+  EXPECT_THAT(Render(), Not(HasSubstr("Pipeline step")));
+  ReportInput input = Input();
+  input.training_split = &split;
+  const std::string html = RenderReport(input);
+  // The section comes before the node-level timeline, which stays.
+  const size_t section = html.find("<h2>Pipeline step</h2>");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_LT(section, html.find("<h2>Timeline</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Devices</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Transfer matrix</h2>"));
+  EXPECT_EQ(Count(html, "<script"), 1);
+  // The summary: schedule, M and the predicted step.
+  EXPECT_THAT(html, HasSubstr("<th class=\"l\">schedule</th><td class=\"l\">gpipe</td>"));
+  EXPECT_THAT(html, HasSubstr("<th class=\"l\">micro-batches (M)</th><td class=\"l\">3</td>"));
+  EXPECT_THAT(html, HasSubstr(absl::StrFormat(
+                        "<th class=\"l\">predicted step</th><td class=\"l\">%.1f&#160;&#181;s<",
+                        p.step_us)));
+  // A lane per device that runs stages; the evil name escaped.
+  EXPECT_EQ(Count(html, "class=\"pipelabel\""), 2);
+  EXPECT_THAT(html, HasSubstr("class=\"pipelabel\">device 0 dev0<"));
+  EXPECT_THAT(html, HasSubstr(absl::StrCat("class=\"pipelabel\">device 2 ", kEvilEscaped, "<")));
+  EXPECT_THAT(html, Not(HasSubstr(kEvilName)));
+  // A box per run, the three kinds in their own classes and colours.
+  EXPECT_EQ(Count(html, "<div class=\"run "), 14);
+  EXPECT_EQ(Count(html, "<div class=\"run fwd\""), 6);
+  EXPECT_EQ(Count(html, "<div class=\"run bwd\""), 6);
+  EXPECT_EQ(Count(html, "<div class=\"run upd\""), 2);
+  EXPECT_STRNE(kForwardRunColour, kBackwardRunColour);
+  EXPECT_STRNE(kForwardRunColour, kUpdateRunColour);
+  EXPECT_STRNE(kBackwardRunColour, kUpdateRunColour);
+  EXPECT_THAT(
+      html, HasSubstr(absl::StrCat(".run.fwd,.legend i.fwd{background:", kForwardRunColour, "}")));
+  EXPECT_THAT(
+      html, HasSubstr(absl::StrCat(".run.bwd,.legend i.bwd{background:", kBackwardRunColour, "}")));
+  // Each box: its label and a tooltip with stage, kind, micro-batch, start
+  // and duration, placed in percent of the step.
+  for (const costmodel::StageRun& r : p.timeline) {
+    if (r.stage < 0) {
+      EXPECT_THAT(html, HasSubstr(absl::StrFormat(
+                            "title=\"update of device %d, start %.1f&#160;&#181;s, duration "
+                            "%.1f&#160;&#181;s\">update</div>",
+                            r.device, r.start_us, r.end_us - r.start_us)));
+      continue;
+    }
+    const bool forward = r.stage < 2;
+    EXPECT_THAT(
+        html, HasSubstr(absl::StrFormat(
+                  "<div class=\"run %s\" style=\"left:%.3f%%;width:%.3f%%\" title=\"stage %d "
+                  "(%s), micro-batch %d, start %.1f&#160;&#181;s, duration %.1f&#160;&#181;s\">"
+                  "s%d %s m%d</div>",
+                  forward ? "fwd" : "bwd", 100 * r.start_us / p.step_us,
+                  100 * (r.end_us - r.start_us) / p.step_us, r.stage,
+                  forward ? "forward" : "backward", r.microbatch, r.start_us, r.end_us - r.start_us,
+                  r.stage, forward ? "F" : "B", r.microbatch)))
+        << r.stage << " " << r.microbatch;
+  }
+  // Per device: peak memory of its capacity and the most micro-batches
+  // stashed (GPipe: all 3 on both).
+  const size_t devices = html.find("class=\"pipedevices\"");
+  ASSERT_NE(devices, std::string::npos);
+  const std::string table = html.substr(devices, html.find("</table>", devices) - devices);
+  EXPECT_EQ(p.max_stashes[0], 3);
+  for (int d : {0, 2}) {
+    EXPECT_THAT(table, HasSubstr(absl::StrCat("<tr><td>", d, "</td>")));
+    EXPECT_THAT(table, HasSubstr(absl::StrCat(FormatBytes(p.peak_memory_bytes[d]), " of 1.0 GiB")));
+    EXPECT_THAT(table, HasSubstr(absl::StrCat("<td>", p.max_stashes[d], "</td></tr>")));
+  }
+  EXPECT_THAT(table, Not(HasSubstr("<tr><td>1</td>")));
+  // The same step, the same bytes.
+  EXPECT_EQ(html, RenderReport(input));
 }
 
 TEST(UnitTransfersTest, OnePerTensorAndDestinationDevice) {

@@ -263,6 +263,13 @@ std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitRes
     absl::StrAppendFormat(&text, "predicted  %.1f us per step (%d micro-batches); node times: %s\n",
                           p.step_us, split.microbatches,
                           CostSourceText(result.problem.cost_source));
+  } else if (const std::optional<costmodel::TrainingStepTimes>& m = result.measured_step) {
+    absl::StrAppendFormat(&text,
+                          "predicted  %.1f us per step: %d x (gradient model %.1f + run %.1f us) "
+                          "+ update model %.1f + run %.1f us; node times: the step's models, "
+                          "measured\n",
+                          m->step_us, m->microbatches, m->gradient_nodes_us, m->gradient_run_us,
+                          m->update_nodes_us, m->update_run_us);
   } else {
     absl::StrAppendFormat(
         &text, "predicted  %.1f us per step (forward, backward, update); node times: %s\n",
@@ -387,11 +394,13 @@ int RunSplitCommand(const std::vector<std::string>& args) {
       .deployment = &result->deployment,
       .simulation = &plan.simulation,
       .lower_bound_us = plan.lower_bound.bound_us,
-      .single_device_step_us = plan.single_device_step_us,
+      .single_device_step_us =
+          result->measured_step ? result->measured_step->step_us : plan.single_device_step_us,
       .estimates = problem.model->estimates,
       .training_step = result->training_step ? &*result->training_step : nullptr,
       .training_options = request.training ? &*request.training : nullptr,
       .training_split = result->training_split ? &*result->training_split : nullptr,
+      .measured_step = result->measured_step ? &*result->measured_step : nullptr,
       .slower_split =
           plan.rejected_split
               ? std::optional<PlanRecord::SlowerSplit>(
@@ -436,20 +445,21 @@ int RunSplitCommand(const std::vector<std::string>& args) {
   }
   const bool report = !parsed->Has("no-report");
   if (report) {
-    files.extra_files["report.html"] =
-        RenderReport({.model = model_path,
-                      .algorithm = plan.algorithm,
-                      .search_time_ms = search_time_ms,
-                      .microbatches = plan.microbatches,
-                      .cost_source = problem.cost_source,
-                      .lower_bound_us = plan.lower_bound.bound_us,
-                      .single_device_step_us = plan.single_device_step_us,
-                      .cluster = &problem.cluster,
-                      .graph = &problem.node_graph(),
-                      .unit_costs = problem.nodes->costs,
-                      .simulation = &plan.simulation,
-                      .transfers = result->deployment.transfers,
-                      .convergence = plan.progress});
+    files.extra_files["report.html"] = RenderReport(
+        {.model = model_path,
+         .algorithm = plan.algorithm,
+         .search_time_ms = search_time_ms,
+         .microbatches = plan.microbatches,
+         .cost_source = problem.cost_source,
+         .lower_bound_us = plan.lower_bound.bound_us,
+         .single_device_step_us = plan.single_device_step_us,
+         .cluster = &problem.cluster,
+         .graph = &problem.node_graph(),
+         .unit_costs = problem.nodes->costs,
+         .simulation = &plan.simulation,
+         .transfers = result->deployment.transfers,
+         .convergence = plan.progress,
+         .training_split = result->training_split ? &*result->training_split : nullptr});
   }
   absl::Status written = onnx_io::WriteDeployment(
       *out_dir, problem.model->model, files,

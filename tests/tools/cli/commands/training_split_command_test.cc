@@ -1,7 +1,8 @@
 // The main command with --mode training over several devices: the split step
 // (forward and backward stages, one update model per device) and plan.json's
-// "training"."pipeline", as the runner reads it; one clear error line and no
-// output folder for pipeline flags that do not fit.
+// "training"."pipeline", as the runner reads it; report.html's "Pipeline step"
+// section drawing that step; one clear error line and no output folder for
+// pipeline flags that do not fit.
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -173,6 +174,32 @@ TEST_F(TrainingSplitCommandTest, SplitsAnInterleavedPlacement) {
   const nlohmann::json plan = Plan("out");
   ExpectConsistentPipeline(plan["training"], dir_ / "out", 3);
   EXPECT_GT(plan["training"]["pipeline"]["stages"].size(), 6u);
+}
+
+// report.html draws the predicted step plan.json gives the runner: a box per
+// (stage, micro-batch) run and per update, forward and backward apart.
+TEST_F(TrainingSplitCommandTest, ReportDrawsThePipelineStep) {
+  const std::string placement = PlacementFile({0, 0, 1, 1});
+  CommandResult r = Train("out", {"--placement", placement, "--microbatches", "4", "--optimizer",
+                                  "sgd", "--schedule", "gpipe"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string html = ReadFile(dir_ / "out" / "report.html");
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (size_t at = html.find(needle); at != std::string::npos; at = html.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<h2>Pipeline step</h2>"), 1);
+  EXPECT_EQ(count("<h2>Timeline</h2>"), 1);
+  EXPECT_THAT(html, HasSubstr("<th class=\"l\">schedule</th><td class=\"l\">gpipe</td>"));
+  // 2 forward and 2 backward stages x 4 micro-batches, an update per device.
+  EXPECT_EQ(count("<div class=\"run "), 18);
+  EXPECT_EQ(count("<div class=\"run fwd\""), 8);
+  EXPECT_EQ(count("<div class=\"run bwd\""), 8);
+  EXPECT_EQ(count("<div class=\"run upd\""), 2);
+  EXPECT_EQ(count("class=\"pipelabel\""), 2);
+  EXPECT_THAT(html, HasSubstr("title=\"stage 3 (backward), micro-batch 3, start "));
 }
 
 TEST_F(TrainingSplitCommandTest, RefusesPipelineFlagsThatDoNotFit) {
