@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "costmodel/cost_graph_json.h"
 #include "passes/constant_nodes.h"
 #include "passes/partition.h"
+#include "pipeline/training_estimate.h"
 #include "search/feasibility.h"
 
 namespace autopar::pipeline {
@@ -145,6 +147,47 @@ costmodel::Placement ConstantsWithReaders(const PlanningProblem& problem,
   return moved;
 }
 
+// The estimator of Note [Training judge] for `policy`, or null when the
+// problem is not a model's training step over several devices.
+absl::StatusOr<std::unique_ptr<TrainingStepEstimator>> TrainingEstimatorFor(
+    const PlanningProblem& problem, const PlanPolicy& policy, int microbatches) {
+  if (!policy.training || !problem.model || !problem.nodes || !problem.nodes->training ||
+      problem.cluster.num_devices() < 2)
+    return nullptr;
+  const TrainingJudge& judge = *policy.training;
+  absl::StatusOr<training::TrainingStep> step =
+      training::BuildTrainingStep(problem.model->model, problem.model->graph, judge.options);
+  if (!step.ok()) return step.status();
+  absl::StatusOr<SourceNodeTimes> times = StepTimesBySourceNode(
+      *step, problem.model->graph, problem.cluster, problem.model->model.directory().string(),
+      judge.node_times ? &*judge.node_times : nullptr);
+  if (!times.ok()) return times.status();
+  absl::StatusOr<TrainingStepEstimator> estimator = TrainingStepEstimator::Create(
+      problem, {.schedule = judge.schedule, .microbatches = std::max(1, microbatches)}, &*times);
+  if (!estimator.ok()) return estimator.status();
+  return std::make_unique<TrainingStepEstimator>(*std::move(estimator));
+}
+
+// Judges `plan` as a pipelined training step: its step becomes the
+// estimate, and so does the one-device baseline (Note [Training judge]).
+absl::Status JudgePipelined(const PlanningProblem& problem, const TrainingStepEstimator& estimator,
+                            Plan& plan) {
+  absl::StatusOr<costmodel::PipelineStepResult> estimate =
+      estimator.Estimate(plan.node_placement.device);
+  if (!estimate.ok()) return estimate.status();
+  plan.pipelined = Plan::PipelinedStep{.step_us = estimate->step_us,
+                                       .fused_step_us = plan.simulation.step_time_us,
+                                       .peak_memory_bytes = estimate->peak_memory_bytes};
+  plan.simulation.step_time_us = estimate->step_us;
+  plan.single_device_step_us =
+      estimator.StepUs(std::vector<int32_t>(problem.node_graph().num_units(), 0));
+  return absl::OkStatus();
+}
+
+// PreferOneDeviceIfFaster, judging steps by `estimator` when it is set.
+Plan PreferOneDevice(const PlanningProblem& problem, Plan plan, const costmodel::LowerBound* bound,
+                     const TrainingStepEstimator* estimator);
+
 }  // namespace
 
 absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string& algorithm,
@@ -182,6 +225,28 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   } else if (bound) {
     recorded.lower_bound_us = bound->bound_us;  // the units are the nodes
   }
+  absl::StatusOr<std::unique_ptr<TrainingStepEstimator>> estimator =
+      TrainingEstimatorFor(problem, policy, options.microbatches);
+  if (!estimator.ok()) return estimator.status();
+  if (*estimator) {
+    // The searches optimise the pipelined step (Note [Training judge]).
+    const TrainingStepEstimator* judge = estimator->get();
+    const passes::Coarsening* coarsening = problem.coarsening ? &*problem.coarsening : nullptr;
+    recorded.objective = [judge, coarsening](absl::Span<const int32_t> unit_device) {
+      std::vector<int32_t> node_device;
+      if (coarsening == nullptr) {
+        node_device.assign(unit_device.begin(), unit_device.end());
+      } else {
+        node_device.resize(coarsening->unit_of_node.size());
+        for (size_t i = 0; i < node_device.size(); ++i)
+          node_device[i] = unit_device[coarsening->unit_of_node[i]];
+      }
+      return judge->StepUs(node_device);
+    };
+    recorded.nodes.objective = [judge](absl::Span<const int32_t> node_device) {
+      return judge->StepUs(std::vector<int32_t>(node_device.begin(), node_device.end()));
+    };
+  }
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<search::SearchResult> found =
       search::PlaceDetailed(algorithm, units, problem.cluster, recorded);
@@ -213,12 +278,22 @@ absl::StatusOr<Plan> MakePlan(const PlanningProblem& problem, const std::string&
   plan.unit_placement = std::move(*placement);
   plan.search_time_ms = search_time_ms;
   plan.progress = std::move(progress);
+  if (*estimator) {
+    if (absl::Status s = JudgePipelined(problem, **estimator, plan); !s.ok()) return s;
+  }
   if (policy.allow_slower_split) return plan;
-  return PreferOneDeviceIfFaster(problem, std::move(plan), bound);
+  return PreferOneDevice(problem, std::move(plan), bound, estimator->get());
 }
 
 Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
                              const costmodel::LowerBound* bound) {
+  return PreferOneDevice(problem, std::move(plan), bound, nullptr);
+}
+
+namespace {
+
+Plan PreferOneDevice(const PlanningProblem& problem, Plan plan, const costmodel::LowerBound* bound,
+                     const TrainingStepEstimator* estimator) {
   const std::vector<int32_t>& placed = plan.node_placement.device;
   if (placed.empty()) return plan;
   const int used =
@@ -237,15 +312,17 @@ Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
     const costmodel::Placement one{.device = std::vector<int32_t>(nodes.num_units(), d)};
     const costmodel::SimulationResult& sim = simulator.Run(one, options);
     if (sim.memory_overflow) continue;
-    if (sim.step_time_us < best_us) {
+    const double step_us = estimator ? estimator->StepUs(one.device) : sim.step_time_us;
+    if (step_us < best_us) {
       best = d;
-      best_us = sim.step_time_us;
+      best_us = step_us;
     }
   }
   if (best < 0) return plan;
   Plan one = JudgePlacement(problem, plan.algorithm,
                             {.device = std::vector<int32_t>(nodes.num_units(), best)},
                             plan.microbatches, bound ? bound : &plan.lower_bound);
+  if (estimator && !JudgePipelined(problem, *estimator, one).ok()) return plan;
   if (!plan.unit_placement.device.empty())
     one.unit_placement.device.assign(plan.unit_placement.device.size(), best);
   one.search_time_ms = plan.search_time_ms;
@@ -254,6 +331,8 @@ Plan PreferOneDeviceIfFaster(const PlanningProblem& problem, Plan plan,
       .devices = used, .step_time_us = plan.simulation.step_time_us, .device = best};
   return one;
 }
+
+}  // namespace
 
 namespace {
 

@@ -28,6 +28,7 @@
 #include "costmodel/cost_graph.h"
 #include "costmodel/lower_bound.h"
 #include "costmodel/node_times.h"
+#include "costmodel/pipeline_schedule.h"
 #include "costmodel/simulator.h"
 #include "costmodel/training.h"
 #include "passes/annotate_costs.h"
@@ -35,6 +36,7 @@
 #include "pipeline/cluster_request.h"
 #include "pipeline/model_loading.h"
 #include "search/search.h"
+#include "training/training_step.h"
 
 namespace autopar::pipeline {
 
@@ -135,6 +137,18 @@ struct Plan {
     int device = 0;
   };
   std::optional<RejectedSplit> rejected_split;
+  /// Set when the plan was judged as a pipelined training step
+  /// (PlanPolicy::training, Note [Training judge]).
+  struct PipelinedStep {
+    /// The estimate (pipeline/training_estimate.h); simulation.step_time_us
+    /// is set to it.
+    double step_us = 0;
+    /// What the node-level simulation of the fused step had predicted.
+    double fused_step_us = 0;
+    /// Per device: the estimate's peak memory.
+    std::vector<int64_t> peak_memory_bytes;
+  };
+  std::optional<PipelinedStep> pipelined;
 };
 
 // Note [Do not split]: one device is an answer. A search sees unit-level
@@ -147,9 +161,33 @@ struct Plan {
 // pays only for memory. `compare`, which compares the algorithms themselves,
 // and a user who asks to split anyway (--allow-slower-split) keep the
 // searched plan.
+//
+// Note [Training judge]: a training step over several devices runs as a
+// pipeline of forward and backward stages (pipeline/training_split.h), which
+// the fused training cost graph the searches see (passes/annotate_costs.h,
+// Note [Training step]) does not describe: an alternating placement the
+// node-level simulator finds fast may be slow once 1F1B caps the
+// micro-batches in flight. With PlanPolicy::training, MakePlan judges
+// placements by the pipelined step's estimate (pipeline/training_estimate.h):
+// the searches optimise it (SearchOptions::objective), the plan's step
+// (simulation.step_time_us, and Plan::pipelined) is it, and the one-device
+// alternatives of Note [Do not split] are judged by it too (memory: one
+// device fits when its node-level simulation does).
+struct TrainingJudge {
+  /// The step's loss and optimizer (training/training_step.h).
+  training::TrainingOptions options;
+  costmodel::PipelineSchedule schedule = costmodel::PipelineSchedule::k1F1B;
+  /// Measured node times, as TrainingSplitOptions::node_times.
+  std::optional<costmodel::NodeTimes> node_times;
+};
+
 struct PlanPolicy {
   /// Keep the searched plan even when one device is predicted faster.
   bool allow_slower_split = false;
+  /// Set: judge a model's training step as a pipeline (Note [Training
+  /// judge]); ignored for a cost graph or a one-device cluster. Split sets
+  /// it for a training request.
+  std::optional<TrainingJudge> training;
 };
 
 /// Runs `algorithm` on the problem's units and judges the placement it

@@ -48,17 +48,31 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
           OverflowError(p.cluster, result.plan.simulation, "given").message());
     }
   } else {
+    // A training step over several devices is judged as the pipeline it
+    // runs as (Note [Training judge]).
+    PlanPolicy policy = request.policy;
+    if (request.training && p.cluster.num_devices() > 1) {
+      TrainingJudge judge{
+          .options = *request.training, .schedule = request.schedule, .node_times = {}};
+      if (request.problem.node_times_path) {
+        absl::StatusOr<costmodel::NodeTimes> loaded =
+            costmodel::LoadNodeTimesFile(*request.problem.node_times_path);
+        if (!loaded.ok()) return loaded.status();
+        judge.node_times = *std::move(loaded);
+      }
+      policy.training = std::move(judge);
+    }
     absl::StatusOr<Plan> plan = absl::UnknownError("no plan");
     if (request.auto_microbatches) {
       if (on_phase) on_phase("placement (micro-batches auto)");
       absl::StatusOr<MicrobatchChoice> choice = ChooseMicrobatches(
-          p, request.algorithm, request.search, *request.auto_microbatches, request.policy);
+          p, request.algorithm, request.search, *request.auto_microbatches, policy);
       if (!choice.ok()) return choice.status();
       plan = std::move(choice->plan);
       result.microbatches = *std::move(choice);
       result.microbatches->plan = {};
     } else {
-      plan = MakePlan(p, request.algorithm, request.search, on_phase, nullptr, request.policy);
+      plan = MakePlan(p, request.algorithm, request.search, on_phase, nullptr, policy);
     }
     if (!plan.ok()) return plan.status();
     result.plan = *std::move(plan);

@@ -329,4 +329,41 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
   return out;
 }
 
+absl::StatusOr<SourceNodeTimes> StepTimesBySourceNode(const training::TrainingStep& step,
+                                                      const ir::Graph& source,
+                                                      const costmodel::Cluster& cluster,
+                                                      const std::string& directory,
+                                                      const costmodel::NodeTimes* node_times) {
+  absl::StatusOr<Analyzed> gradient = Analyze(step.gradient_model, directory, "gradient");
+  if (!gradient.ok()) return gradient.status();
+  const ir::Graph& graph = gradient->graph;
+  absl::StatusOr<costmodel::CostGraph> costs = NodeCosts(*gradient, cluster, node_times);
+  if (!costs.ok()) return costs.status();
+  absl::flat_hash_map<std::string, uint32_t> index_of;
+  for (size_t i = 0; i < source.num_nodes(); ++i)
+    index_of[source.nodes()[i].name] = static_cast<uint32_t>(i);
+  absl::flat_hash_set<std::string> backward;
+  const auto& protos = step.gradient_model.graph().node();
+  for (int k = step.backward_begin; k < protos.size(); ++k) backward.insert(protos[k].name());
+  SourceNodeTimes out;
+  out.num_kinds = static_cast<int>(cluster.kinds.size());
+  const size_t kinds = static_cast<size_t>(out.num_kinds);
+  out.forward_us.assign(source.num_nodes() * kinds, 0);
+  out.backward_us.assign(source.num_nodes() * kinds, 0);
+  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+    const ir::Node& node = graph.nodes()[i];
+    if (node.kind == ir::OpKind::kConstant) continue;
+    auto origin = step.node_origin.find(node.name);
+    const std::string& name = origin == step.node_origin.end() ? node.name : origin->second;
+    auto placed = index_of.find(name);
+    if (placed == index_of.end()) continue;
+    std::vector<double>& into = backward.contains(node.name) ? out.backward_us : out.forward_us;
+    for (size_t k = 0; k < kinds; ++k) {
+      into[placed->second * kinds + k] +=
+          costs->compute_us(static_cast<uint32_t>(i), static_cast<int>(k));
+    }
+  }
+  return out;
+}
+
 }  // namespace autopar::pipeline

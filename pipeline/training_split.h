@@ -110,6 +110,26 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
                                                 const std::string& directory,
                                                 const TrainingSplitOptions& options);
 
+/// The compute of the step's gradient model, summed per node of the source
+/// model it works for (Note [Gradient colocation]) and per phase: what each
+/// source node adds to the stages SplitTraining writes, whatever the
+/// placement (the gradient model's own nodes: unrolled recurrent nodes, a
+/// decomposed backward). pipeline/training_estimate.h builds on it.
+struct SourceNodeTimes {
+  int num_kinds = 0;
+  /// Per source node × device kind (node * num_kinds + kind).
+  std::vector<double> forward_us;
+  std::vector<double> backward_us;
+};
+
+/// SourceNodeTimes of `step`, built from the model whose IR is `source`, on
+/// the device kinds of `cluster`; `node_times` as TrainingSplitOptions's.
+absl::StatusOr<SourceNodeTimes> StepTimesBySourceNode(const training::TrainingStep& step,
+                                                      const ir::Graph& source,
+                                                      const costmodel::Cluster& cluster,
+                                                      const std::string& directory,
+                                                      const costmodel::NodeTimes* node_times);
+
 }  // namespace autopar::pipeline
 
 #endif  // AUTOPAR_PIPELINE_TRAINING_SPLIT_H_

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "costmodel/cluster.h"
 #include "costmodel/cost_graph.h"
 #include "costmodel/simulator.h"
@@ -41,6 +42,8 @@ struct NodeLevel {
   /// options' micro-batches, when the caller has it; unset: a search that
   /// needs it computes it (tens of ms on 10k nodes).
   std::optional<double> lower_bound_us;
+  /// As SearchOptions::objective, for a placement of these nodes.
+  std::function<double(absl::Span<const int32_t> node_device)> objective;
 };
 
 struct SearchOptions {
@@ -63,6 +66,13 @@ struct SearchOptions {
   /// The lower bound of the graph the search is given, at `microbatches`,
   /// when the caller has it; unset: a search that needs it computes it.
   std::optional<double> lower_bound_us;
+  /// Set: the step time that searches which compare whole placements
+  /// minimise, for a placement of the given graph's units, instead of the
+  /// node-level simulator's (memory still comes from the simulator). It
+  /// must be safe to call from several threads at once. The planner sets it
+  /// for a training step that runs as a pipeline (pipeline/planning.h, Note
+  /// [Training judge]); search/ stays below pipeline/.
+  std::function<double(absl::Span<const int32_t> unit_device)> objective;
 };
 
 /// What Place() found.

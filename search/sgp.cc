@@ -84,6 +84,9 @@
 //     bounded iterated local search (7f: node_refinement.h's levels and
 //     kicks, seeded, a fixed number of rounds) goes on from the best node
 //     plan: better plans can differ in dozens of nodes at once.
+//  8. With SearchOptions::objective (a pipelined training step), the plan
+//     chosen above and the unit plans of steps 2–4c are judged by the
+//     objective instead, and the best that fits wins (ChooseByObjective).
 //
 // Cost: O((V + E) · (D + k) + V log V), ETF's O((V log V + E) · D) where the
 // first list schedule is not near the bound, and the post-pass's few
@@ -166,12 +169,14 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     result.devices_used = chosen.devices_used;
     result.estimated_step_us = chosen.score_us;
     BelowUnits(result);
+    ChooseByObjective(result);
     result.simulations = simulations_;
     return result;
   };
   // Step 4c: with micro-batches the interleaved candidate, already simulated
   // (and so within memory), replaces the plan it beats in the simulator.
   std::optional<Candidate> interleaved = BestInterleaved();
+  if (interleaved && options_.objective) objective_candidates_.push_back(*interleaved);
   auto finish_best = [&](Candidate& chosen) {
     if (interleaved) {
       const double chosen_us = NodesUsable() || chosen.simulated_us < 0 ? JudgedUs(chosen.placement)
@@ -192,12 +197,17 @@ absl::StatusOr<SgpResult> Sgp::Run() {
     std::optional<Candidate> list;
     if (wide) list = BestListSchedule();
     if (list && list->score_us <= lower_bound_us_ * (1 + kNearLowerBound)) {
+      if (options_.objective) objective_candidates_.push_back(*list);
       if (FitsMemory(*list)) return finish_best(*list);
       overflowed = true;
       overflowing = list->placement;
       list.reset();
     }
     std::optional<Candidate> segments = BestSegments();
+    if (options_.objective) {
+      if (list) objective_candidates_.push_back(*list);
+      if (segments) objective_candidates_.push_back(*segments);
+    }
     std::vector<Candidate*> order;
     if (segments) order.push_back(&*segments);
     if (list) order.push_back(&*list);
@@ -251,6 +261,45 @@ void Sgp::BelowUnits(SgpResult& result) {
   best_us = InterleaveNodes(simulator, best_us, result);      // 7b
   best_us = SweepNodeBoundaries(simulator, best_us, result);  // 7c–7e
   PolishOnNodes(best_us, bound_us, result);                   // 7f
+}
+
+// Step 8, with SearchOptions::objective (a training step judged as the
+// pipeline it runs as, pipeline/planning.h's Note [Training judge]): steps
+// 2–7 chose by the node-level simulator, whose fused step does not see the
+// pipeline's stages — a plan whose interleaved chunks fill the simulator's
+// devices can run slower than contiguous segments once 1F1B caps the
+// micro-batches in flight. The chosen plan (on the nodes when step 7 made
+// one, and its unit plan as well) and every unit plan steps 2–4c made are
+// judged by the objective; the best that fits memory is the result. A few
+// evaluations of a cheap estimate: no new search.
+void Sgp::ChooseByObjective(SgpResult& result) {
+  if (!options_.objective) return;
+  const std::function<double(absl::Span<const int32_t>)>& units_us = options_.objective;
+  double best_us = kInfinity;
+  if (!result.node_placement.device.empty()) {
+    if (!options_.nodes.objective) return;  // a node plan it cannot judge
+    best_us = options_.nodes.objective(result.node_placement.device);
+    const double unit_plan_us = units_us(result.placement.device);
+    if (unit_plan_us < best_us * (1 - 1e-9)) {
+      best_us = unit_plan_us;
+      result.node_placement = {};
+      result.devices_used = DevicesUsed(result.placement.device, num_devices_);
+      result.strategy += ", its unit plan by the objective";
+    }
+  } else {
+    best_us = units_us(result.placement.device);
+  }
+  for (Candidate& candidate : objective_candidates_) {
+    const double us = units_us(candidate.placement.device);
+    if (us >= best_us * (1 - 1e-9) || !FitsMemory(candidate)) continue;
+    best_us = us;
+    result.placement = candidate.placement;
+    result.node_placement = {};
+    result.devices_used = DevicesUsed(candidate.placement.device, num_devices_);
+    result.strategy = candidate.strategy + ", chosen by the objective";
+  }
+  result.estimated_step_us = best_us;
+  objective_candidates_.clear();
 }
 
 // Step 7f, with micro-batches: the polish on the nodes that SGP and TGA

@@ -92,6 +92,7 @@ class Sgp {
   // sgp.cc: step 7's sequence and 7f.
   void BelowUnits(SgpResult& result);
   void PolishOnNodes(double start_us, double bound_us, SgpResult& result);
+  void ChooseByObjective(SgpResult& result);
 
   // sgp_seed.cc: steps 1–3.
   void ComputeCosts();
@@ -168,6 +169,9 @@ class Sgp {
   std::optional<costmodel::Simulator> node_simulator_;  // on SearchOptions::nodes
   int simulations_ = 0;
   std::vector<uint32_t> replay_order_;
+  // With SearchOptions::objective: the unit plans steps 2–4c made, for the
+  // final choice by that objective (ChooseByObjective).
+  std::vector<Candidate> objective_candidates_;
 };
 
 }  // namespace autopar::search::sgp

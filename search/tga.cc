@@ -551,6 +551,15 @@ absl::Status Tga::RefineBelowUnits() {
   result_.projected_step_us = refined->projected_step_us;
   result_.node_rounds = refined->rounds;
   result_.node_best_start = refined->best_start;
+  // The refinement follows the node-level simulator; with an objective of
+  // the caller's (SearchOptions::objective) the best unit plan stays unless
+  // the refined one is better by it.
+  if (options_.objective && options_.nodes.objective && !result_.node_placement.device.empty() &&
+      options_.objective(result_.placement.device) <=
+          options_.nodes.objective(result_.node_placement.device)) {
+    result_.node_placement = {};
+    result_.node_step_us = 0;
+  }
   return absl::OkStatus();
 }
 
@@ -596,7 +605,7 @@ absl::StatusOr<TgaResult> Tga::Run() {
   Seed();
   InitialPopulations();
   evaluator_.emplace(graph_, cluster_, schedules_, options_.microbatches,
-                     std::max(1, options_.threads));
+                     std::max(1, options_.threads), options_.objective);
   {
     std::vector<Individual> batch;
     for (Individual& individual : exploit_) batch.push_back(std::move(individual));
@@ -682,7 +691,10 @@ absl::StatusOr<TgaResult> Tga::Run() {
     result_.placement = *std::move(repaired);
     costmodel::Simulator simulator(graph_, cluster_);
     result_.step_us =
-        simulator.Run(result_.placement, {.microbatches = options_.microbatches}).step_time_us;
+        options_.objective
+            ? options_.objective(result_.placement.device)
+            : simulator.Run(result_.placement, {.microbatches = options_.microbatches})
+                  .step_time_us;
   }
   if (options_.nodes.graph != nullptr) {
     if (absl::Status s = RefineBelowUnits(); !s.ok()) return s;

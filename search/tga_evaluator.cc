@@ -18,8 +18,12 @@ uint64_t GenomeHash(const Genome& genome) {
 FitnessEvaluator::FitnessEvaluator(const costmodel::CostGraph& graph,
                                    const costmodel::Cluster& cluster,
                                    const std::vector<std::vector<double>>& schedules,
-                                   int microbatches, int threads)
-    : cluster_(cluster), schedules_(schedules), microbatches_(microbatches) {
+                                   int microbatches, int threads,
+                                   std::function<double(absl::Span<const int32_t>)> objective)
+    : cluster_(cluster),
+      schedules_(schedules),
+      microbatches_(microbatches),
+      objective_(std::move(objective)) {
   // More workers than cores only contend; the results are the same.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int workers = std::clamp(threads, 1, cores);
@@ -86,9 +90,10 @@ void FitnessEvaluator::EvaluateOne(int worker, Individual& individual) {
   placement.priority = schedules_[individual.genome.schedule];  // reuses the buffer
   const costmodel::SimulationResult& result = simulators_[worker].Run(
       placement, costmodel::SimulationOptions{.microbatches = microbatches_});
-  individual.fitness = Fitness{.feasible = !result.memory_overflow,
-                               .overflow_bytes = result.overflow_bytes,
-                               .step_us = result.step_time_us};
+  individual.fitness =
+      Fitness{.feasible = !result.memory_overflow,
+              .overflow_bytes = result.overflow_bytes,
+              .step_us = objective_ ? objective_(individual.genome.device) : result.step_time_us};
   const int num_devices = cluster_.num_devices();
   individual.busy_us.resize(num_devices);
   individual.over_bytes.resize(num_devices);

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -76,9 +77,11 @@ class FitnessEvaluator {
  public:
   /// `schedules[i]` are the priorities of schedule i (empty: the simulator's
   /// default). All arguments must outlive the evaluator.
+  /// `objective`, when set, gives the step time in place of the simulator's
+  /// (SearchOptions::objective; memory stays the simulator's).
   FitnessEvaluator(const costmodel::CostGraph& graph, const costmodel::Cluster& cluster,
-                   const std::vector<std::vector<double>>& schedules, int microbatches,
-                   int threads);
+                   const std::vector<std::vector<double>>& schedules, int microbatches, int threads,
+                   std::function<double(absl::Span<const int32_t>)> objective = nullptr);
   ~FitnessEvaluator();
   FitnessEvaluator(const FitnessEvaluator&) = delete;
   FitnessEvaluator& operator=(const FitnessEvaluator&) = delete;
@@ -97,6 +100,7 @@ class FitnessEvaluator {
   const costmodel::Cluster& cluster_;
   const std::vector<std::vector<double>>& schedules_;
   const int microbatches_;
+  const std::function<double(absl::Span<const int32_t>)> objective_;
   int64_t evaluations_ = 0;
 
   // Per worker (0 is the caller): its simulator and placement buffer, so

@@ -423,3 +423,26 @@ TEST(TgaOperatorsTest, RandomFillRespectsTheSegmentEnds) {
 
 }  // namespace
 }  // namespace autopar::search
+
+namespace autopar::search {
+namespace {
+
+// SearchOptions::objective replaces the simulator's step in TGA's fitness:
+// an objective that charges each unit on device 2 drives every unit off it,
+// and the result's step is the objective's.
+TEST(TgaTest, OptimisesTheCallersObjective) {
+  const CostGraph graph = BuildGraph(RandomDag(40, 5, 6));
+  const Cluster cluster = TestCluster(3, kGiB);
+  SearchOptions options = Options(3, 2);
+  options.objective = [](absl::Span<const int32_t> device) {
+    double us = 1;
+    for (int32_t d : device) us += d == 2 ? 100 : 0;
+    return us;
+  };
+  const TgaResult result = RunOrDie(graph, cluster, options, ShortRun(15));
+  for (int32_t d : result.placement.device) EXPECT_NE(d, 2);
+  EXPECT_EQ(result.step_us, 1);
+}
+
+}  // namespace
+}  // namespace autopar::search
