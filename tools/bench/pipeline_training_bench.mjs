@@ -9,7 +9,8 @@
 //   - predicted against measured step, per plan (|pred/meas − 1|);
 //   - TGA's measured step against the fastest measured plan;
 //   - the fastest split against one device (speed-up);
-//   - 1F1B against GPipe: both measured steps, predicted peak memory, and
+//   - 1F1B against GPipe on the fastest split's placement: both measured
+//     steps, predicted peak memory, and
 //     whether both trained the unsplit step's weights (--check).
 // Runs are interleaved: K rounds, each training every plan once (W warm-up
 // steps + R timed ones, in its own process) in an order rotated each round;
@@ -142,9 +143,10 @@ function benchModel(o, model) {
   const best = splits.reduce((a, b) => (a && a.measured_ms <= b.measured_ms ? a : b), null);
   let gpipe = null;
   if (best) {
+    // The same placement (its plan.json's node_to_device), so that only the
+    // schedule differs.
     const out = join(dir, `${best.algo}_gpipe`);
-    const flags = [...common, '--algo', best.algo, '--schedule', 'gpipe', '--allow-slower-split'];
-    if (best.algo === 'tga') flags.push('--max-generations', String(o.tgaGenerations), '--seed', '1');
+    const flags = [...common, '--placement', join(best.out, 'plan.json'), '--schedule', 'gpipe'];
     const plan = writeStep(o, model, out, flags);
     const p = plan.training.pipeline;
     gpipe = { name: `${best.algo} (gpipe)`, algo: best.algo, schedule: 'gpipe', out, devices: p.devices.length,
