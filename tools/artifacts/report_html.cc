@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/artifacts/human_numbers.h"
+#include "tools/artifacts/report_common.h"
 #include "tools/artifacts/report_pipeline.h"
 
 namespace autopar::tools {
@@ -27,7 +28,7 @@ constexpr std::array<const char*, costmodel::kNumOpClasses + 1> kColours = {
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
     "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#17becf"};
 
-std::string Us(double us) { return absl::StrFormat("%.1f&#160;&#181;s", us); }
+std::string Us(double us) { return FormatUs(us); }
 
 std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", 100 * fraction); }
 
@@ -325,17 +326,9 @@ void WriteTimeline(const ReportInput& in, std::string& out) {
                         kTimelineWidthPx, height, kTimelineWidthPx, height);
   TimelineWriter writer(in, step_us, out);
   for (size_t l = 0; l < lanes.size(); ++l) writer.WriteLane(lanes[l], static_cast<int>(l));
-  out += "</svg><div class=\"axis\">";
-  constexpr int kTicks = 10;
-  // The end labels are aligned inwards so that the scroller does not clip them.
-  for (int t = 0; t <= kTicks; ++t) {
-    absl::StrAppendFormat(&out, "<span style=\"left:%d%%%s\">%s</span>", t * 100 / kTicks,
-                          t == 0        ? ";transform:none"
-                          : t == kTicks ? ";transform:translateX(-100%)"
-                                        : "",
-                          Us(step_us * t / kTicks));
-  }
-  out += "</div></div></div></div></div>\n";
+  out += "</svg>";
+  AppendTimeAxis(step_us, out);
+  out += "</div></div></div></div>\n";
 }
 
 /// A bar of `parts` (fraction, colour, tooltip) with an optional capacity mark.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/artifacts/human_numbers.h"
+#include "tools/artifacts/report_common.h"
 #include "tools/artifacts/report_html.h"
 
 namespace autopar::tools {
@@ -17,7 +18,7 @@ namespace {
 using costmodel::StageKind;
 using costmodel::StageRun;
 
-std::string Us(double us) { return absl::StrFormat("%.1f&#160;&#181;s", us); }
+std::string Us(double us) { return FormatUs(us); }
 
 /// What a run is: its CSS class, its kind's name and its box label.
 struct RunKind {
@@ -101,16 +102,9 @@ void WriteGantt(const pipeline::SplitTrainingStep& split, const costmodel::Clust
     }
     out += "</div>\n";
   }
-  out += "</div><div class=\"axis\">";
-  constexpr int kTicks = 10;
-  for (int t = 0; t <= kTicks; ++t) {
-    absl::StrAppendFormat(&out, "<span style=\"left:%d%%%s\">%s</span>", t * 100 / kTicks,
-                          t == 0        ? ";transform:none"
-                          : t == kTicks ? ";transform:translateX(-100%)"
-                                        : "",
-                          Us(extent * t / kTicks));
-  }
-  out += "</div></div></div></div></div>\n";
+  out += "</div>";
+  AppendTimeAxis(extent, out);
+  out += "</div></div></div></div>\n";
 }
 
 void WriteDevices(const pipeline::SplitTrainingStep& split, const costmodel::Cluster& cluster,

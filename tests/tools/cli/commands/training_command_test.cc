@@ -14,6 +14,7 @@
 #include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/tools/cli/commands/training_mlp.h"
 
 namespace autopar {
 namespace {
@@ -29,20 +30,7 @@ using testing::TempDir;
 constexpr int kExitUsage = 1;
 constexpr int kExitBadInput = 2;
 
-// A two-layer perceptron with logits [4,3]; `Relu` is replaced to put an
-// operator without a gradient rule on the path.
-constexpr char kMlp[] = R"(
-  <ir_version: 8, opset_import: ["" : 17]>
-  mlp (float[4,8] x) => (float[4,3] logits)
-  <float[8,5] w1 = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40},
-   float[5] b1 = {1,2,3,4,5},
-   float[5,3] w2 = {1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}> {
-    h = MatMul(x, w1)
-    hb = Add(h, b1)
-    a = Relu(hb)
-    logits = MatMul(a, w2)
-  }
-)";
+constexpr const char* kMlp = testing::kTrainingMlp;
 
 class TrainingCommandTest : public ::testing::Test {
  protected:
