@@ -255,10 +255,10 @@ std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitRes
         std::string(costmodel::PipelineScheduleName(split.schedule)), split.microbatches,
         split.devices.size(), forward, split.stages.size() - forward, split.updates.size());
     for (int32_t d : split.devices) {
-      absl::StrAppendFormat(&text, "  %-10s peak %s of %s, at most %d micro-batches stashed\n",
+      absl::StrAppendFormat(&text, "  %-10s peak %s of %s, at most %d micro-batch%s stashed\n",
                             cluster_name(d), FormatBytes(p.peak_memory_bytes[d]),
                             FormatBytes(result.problem.cluster.device(d).memory_bytes),
-                            p.max_stashes[d]);
+                            p.max_stashes[d], p.max_stashes[d] == 1 ? "" : "es");
     }
     absl::StrAppendFormat(&text, "predicted  %.1f us per step (%d micro-batches); node times: %s\n",
                           p.step_us, split.microbatches,
