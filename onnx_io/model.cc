@@ -300,6 +300,13 @@ absl::StatusOr<std::string> ReadTensorBytes(const Model& model, const onnx::Tens
   return bytes;
 }
 
+int64_t DefaultDomainOpset(const onnx::ModelProto& model) {
+  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
+  }
+  return 1;
+}
+
 absl::StatusOr<std::vector<int64_t>> ReadTensorInts(const Model& model,
                                                     const onnx::TensorProto& tensor) {
   ir::DType dtype = ir::DTypeFromOnnx(tensor.data_type());

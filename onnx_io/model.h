@@ -59,6 +59,10 @@ absl::StatusOr<Model> LoadModel(const std::filesystem::path& path, const LoadOpt
 absl::StatusOr<Model> ModelFromProto(onnx::ModelProto proto,
                                      const std::filesystem::path& directory = {});
 
+/// The model's opset of the default domain ("" or "ai.onnx"); 1 when it
+/// imports none.
+int64_t DefaultDomainOpset(const onnx::ModelProto& model);
+
 /// The raw little-endian bytes of a tensor, wherever they are stored (raw_data,
 /// typed fields, or external file). Strings are not supported.
 absl::StatusOr<std::string> ReadTensorBytes(const Model& model, const onnx::TensorProto& tensor);

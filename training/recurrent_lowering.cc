@@ -461,10 +461,7 @@ absl::StatusOr<LoweredModel> LowerRecurrentNodes(const onnx_io::Model& model,
     taken.insert(n.name());
     for (const std::string& o : n.output()) taken.insert(o);
   }
-  int64_t opset = 1;
-  for (const onnx::OperatorSetIdProto& op : model.proto.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") opset = op.version();
-  }
+  const int64_t opset = onnx_io::DefaultDomainOpset(model.proto);
 
   // The unrolled nodes, written into one scratch graph; each source node's
   // replacement is a range of it.

@@ -31,13 +31,6 @@ void SetTensorType(const ir::Value& value, onnx::ValueInfoProto& info) {
   }
 }
 
-int64_t DefaultOpset(const onnx::ModelProto& model) {
-  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
-  }
-  return 1;
-}
-
 // Every name the forward model uses: values, nodes, inputs and outputs.
 absl::flat_hash_set<std::string> TakenNames(const ir::Graph& graph, const onnx::GraphProto& proto) {
   absl::flat_hash_set<std::string> taken;
@@ -73,7 +66,7 @@ onnx::ModelProto MoveOutInitialWeights(std::vector<TrainedWeight>& weights,
   }
   gradient_graph.mutable_initializer()->Swap(&kept);
   absl::flat_hash_set<std::string> taken = trained;
-  GraphEmitter emit(graph, taken, DefaultOpset(like), "");
+  GraphEmitter emit(graph, taken, onnx_io::DefaultDomainOpset(like), "");
   for (TrainedWeight& w : weights) {
     w.initial = absl::StrCat(w.name, ".initial");
     for (int n = 1; !emit.Reserve(w.initial); ++n) w.initial = absl::StrCat(w.name, ".initial_", n);
@@ -122,7 +115,7 @@ absl::StatusOr<TrainingStep> BuildStep(
   TrainingStep step;
   step.gradient_model = *std::move(exported);
   onnx::GraphProto* proto = step.gradient_model.mutable_graph();
-  const int64_t opset = DefaultOpset(step.gradient_model);
+  const int64_t opset = onnx_io::DefaultDomainOpset(step.gradient_model);
   const int forward_nodes = proto->node_size();
   GraphEmitter emit(proto, TakenNames(graph, *proto), opset, "grad/");
 
@@ -259,8 +252,8 @@ absl::StatusOr<TrainingStep> BuildTrainingStep(const onnx_io::Model& model, cons
                                          [](const ir::Node& n) { return IsRecurrent(n.kind); });
   if (any_recurrent) {
     onnx::GraphProto scratch;
-    GraphEmitter probe(&scratch, TakenNames(graph, model.proto.graph()), DefaultOpset(model.proto),
-                       "grad/");
+    GraphEmitter probe(&scratch, TakenNames(graph, model.proto.graph()),
+                       onnx_io::DefaultDomainOpset(model.proto), "grad/");
     absl::StatusOr<WrittenLoss> loss = WriteLoss(graph, options.loss, probe);
     if (!loss.ok()) return loss.status();
     std::vector<ir::ValueId> seed_values;
