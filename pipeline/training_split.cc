@@ -36,13 +36,6 @@ absl::StatusOr<Analyzed> Analyze(const onnx::ModelProto& proto, const std::strin
   return Analyzed{*std::move(model), *std::move(graph)};
 }
 
-int64_t DefaultOpset(const onnx::ModelProto& model) {
-  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") return op.version();
-  }
-  return 1;
-}
-
 // The cost of every node of `a` on each device kind of `cluster`, measured
 // times applied to the nodes they name.
 absl::StatusOr<costmodel::CostGraph> NodeCosts(const Analyzed& a, const costmodel::Cluster& cluster,
@@ -67,17 +60,21 @@ absl::StatusOr<costmodel::CostGraph> NodeCosts(const Analyzed& a, const costmode
   return std::move(annotated->graph);
 }
 
-// The device each node of the gradient model runs on (Note [Gradient
-// colocation]) and its phase (0 forward and loss, 1 backward).
-absl::Status PlaceStepNodes(const training::TrainingStep& step, const ir::Graph& source,
-                            const std::vector<int32_t>& node_device, const ir::Graph& gradient,
-                            std::vector<int32_t>& device, std::vector<uint8_t>& phase) {
-  absl::flat_hash_map<std::string, int32_t> device_of;
-  for (size_t i = 0; i < source.num_nodes(); ++i)
-    device_of[source.nodes()[i].name] = node_device[i];
+// The names of the gradient model's backward nodes (TrainingStep::backward_begin on).
+absl::flat_hash_set<std::string> BackwardNodeNames(const training::TrainingStep& step) {
   absl::flat_hash_set<std::string> backward;
   const auto& protos = step.gradient_model.graph().node();
   for (int k = step.backward_begin; k < protos.size(); ++k) backward.insert(protos[k].name());
+  return backward;
+}
+
+// The device each node of the gradient model runs on (Note [Gradient
+// colocation]) and its phase (0 forward and loss, 1 backward).
+absl::Status PlaceStepNodes(const training::TrainingStep& step,
+                            const absl::flat_hash_map<std::string, int32_t>& device_of,
+                            const ir::Graph& gradient, std::vector<int32_t>& device,
+                            std::vector<uint8_t>& phase) {
+  const absl::flat_hash_set<std::string> backward = BackwardNodeNames(step);
   device.assign(gradient.num_nodes(), 0);
   phase.assign(gradient.num_nodes(), 0);
   for (size_t i = 0; i < gradient.num_nodes(); ++i) {
@@ -120,10 +117,13 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
   if (!gradient.ok()) return gradient.status();
   const ir::Graph& graph = gradient->graph;
 
+  // Each source node's device, by name.
+  absl::flat_hash_map<std::string, int32_t> source_device;
+  for (size_t i = 0; i < source.num_nodes(); ++i)
+    source_device[source.nodes()[i].name] = node_device[i];
   passes::PartitionOptions partition{.stages = true, .node_phase = {}};
   std::vector<int32_t> device;
-  if (absl::Status s =
-          PlaceStepNodes(step, source, node_device, graph, device, partition.node_phase);
+  if (absl::Status s = PlaceStepNodes(step, source_device, graph, device, partition.node_phase);
       !s.ok())
     return s;
   absl::StatusOr<passes::Deployment> deployment =
@@ -140,9 +140,6 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
     node_index[graph.nodes()[i].name] = static_cast<uint32_t>(i);
   absl::flat_hash_set<std::string> weight_names;
   for (const training::TrainedWeight& w : step.weights) weight_names.insert(w.name);
-  absl::flat_hash_map<std::string, int32_t> source_device;
-  for (size_t i = 0; i < source.num_nodes(); ++i)
-    source_device[source.nodes()[i].name] = node_device[i];
   absl::flat_hash_map<std::string, int32_t> made_by;  // tensor → stage
   // Note [Measured run costs]: a step measurement (NodeTimes::run_us) also
   // gives each model's cost per session run beyond its nodes: binding the
@@ -189,24 +186,40 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
 
   // The update model of each device, built for its own weights; its names
   // must be those of the whole step's update model, which plan.json lists.
-  const int64_t opset = DefaultOpset(step.gradient_model);
+  const int64_t opset = onnx_io::DefaultDomainOpset(step.gradient_model);
   std::vector<int64_t> fixed_bytes(cluster.num_devices(), 0);
   std::vector<double> update_us(cluster.num_devices(), 0);
   const size_t state_buffers = training::StateBufferNames(options.optimizer.kind).size();
+  // Measured: each device's update nodes, found through the file's update
+  // origins (the first reader of the weight each updates).
+  std::vector<double> measured_update_us(cluster.num_devices(), 0);
+  int64_t all_weight_bytes = 0;
+  if (run_us != nullptr) {
+    for (const auto& [name, us] : options.node_times->node_us) {
+      if (!options.node_times->update_nodes.contains(name)) continue;
+      auto origin = options.node_times->origin.find(name);
+      if (origin == options.node_times->origin.end()) continue;
+      auto placed = source_device.find(origin->second);
+      if (placed != source_device.end()) measured_update_us[placed->second] += us;
+    }
+    for (const training::TrainedWeight& w : step.weights) all_weight_bytes += w.bytes;
+  }
   for (int32_t d : out.devices) {
     std::vector<training::UpdatedWeight> weights;
     std::vector<std::string> gradients;
     std::vector<size_t> index;
+    int64_t weight_bytes = 0;
     for (size_t k = 0; k < step.weights.size(); ++k) {
       if (out.weight_device[k] != d) continue;
       const training::TrainedWeight& w = step.weights[k];
       weights.push_back({.name = w.name, .dims = w.dims, .dtype = w.dtype});
       gradients.push_back(w.gradient);
       index.push_back(k);
-      // Its gradient accumulator and optimizer state (the weight itself is
-      // counted with the stages that read it).
-      fixed_bytes[d] += w.bytes * static_cast<int64_t>(1 + state_buffers);
+      weight_bytes += w.bytes;
     }
+    // Its weights' gradient accumulators and optimizer state (the weights
+    // themselves are counted with the stages that read them).
+    fixed_bytes[d] += weight_bytes * static_cast<int64_t>(1 + state_buffers);
     if (weights.empty()) continue;
     absl::StatusOr<training::UpdateModel> update =
         training::BuildUpdateModel(weights, gradients, options.optimizer, opset);
@@ -232,32 +245,20 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
                    .weights = {},
                    .compute_us = 0};
     for (const training::UpdatedWeight& w : weights) u.weights.push_back(w.name);
-    absl::StatusOr<Analyzed> analyzed = Analyze(u.proto, {}, "update");
-    if (!analyzed.ok()) return analyzed.status();
-    absl::StatusOr<costmodel::CostGraph> update_costs = NodeCosts(*analyzed, cluster, nullptr);
-    if (!update_costs.ok()) return update_costs.status();
-    for (uint32_t n = 0; n < update_costs->num_units(); ++n)
-      u.compute_us += update_costs->compute_us(n, cluster.device(d).kind);
     if (run_us != nullptr) {
-      // Measured: the update nodes charged to this device's weights' first
-      // readers (the file's update origins), and a share of the run cost.
-      int64_t mine = 0;
-      int64_t all = 0;
-      for (size_t k = 0; k < step.weights.size(); ++k) {
-        all += step.weights[k].bytes;
-        if (out.weight_device[k] == d) mine += step.weights[k].bytes;
-      }
-      double measured = 0;
-      for (const auto& [name, us] : options.node_times->node_us) {
-        if (!options.node_times->update_nodes.contains(name)) continue;
-        auto origin = options.node_times->origin.find(name);
-        if (origin == options.node_times->origin.end()) continue;
-        auto placed = source_device.find(origin->second);
-        if (placed != source_device.end() && placed->second == d) measured += us;
-      }
-      u.compute_us =
-          measured +
-          (all > 0 ? run_us->update_us * static_cast<double>(mine) / static_cast<double>(all) : 0);
+      // Measured: its update nodes and its share of the run cost (Note
+      // [Measured run costs]).
+      u.compute_us = measured_update_us[d] +
+                     (all_weight_bytes > 0 ? run_us->update_us * static_cast<double>(weight_bytes) /
+                                                 static_cast<double>(all_weight_bytes)
+                                           : 0);
+    } else {
+      absl::StatusOr<Analyzed> analyzed = Analyze(u.proto, {}, "update");
+      if (!analyzed.ok()) return analyzed.status();
+      absl::StatusOr<costmodel::CostGraph> update_costs = NodeCosts(*analyzed, cluster, nullptr);
+      if (!update_costs.ok()) return update_costs.status();
+      for (uint32_t n = 0; n < update_costs->num_units(); ++n)
+        u.compute_us += update_costs->compute_us(n, cluster.device(d).kind);
     }
     update_us[d] = u.compute_us;
     out.updates.push_back(std::move(u));
@@ -342,9 +343,7 @@ absl::StatusOr<SourceNodeTimes> StepTimesBySourceNode(const training::TrainingSt
   absl::flat_hash_map<std::string, uint32_t> index_of;
   for (size_t i = 0; i < source.num_nodes(); ++i)
     index_of[source.nodes()[i].name] = static_cast<uint32_t>(i);
-  absl::flat_hash_set<std::string> backward;
-  const auto& protos = step.gradient_model.graph().node();
-  for (int k = step.backward_begin; k < protos.size(); ++k) backward.insert(protos[k].name());
+  const absl::flat_hash_set<std::string> backward = BackwardNodeNames(step);
   SourceNodeTimes out;
   out.num_kinds = static_cast<int>(cluster.kinds.size());
   const size_t kinds = static_cast<size_t>(out.num_kinds);
