@@ -29,14 +29,19 @@ absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
     node_times = *std::move(loaded);
   }
   const costmodel::NodeTimes* times = node_times ? &*node_times : nullptr;
-  if (request.cost_graph_path)
-    return PrepareCostGraph(*request.cost_graph_path, request.cluster, times);
-  absl::StatusOr<costmodel::Cluster> cluster = ResolveCluster(request.cluster, std::nullopt);
-  if (!cluster.ok()) return cluster.status();
-  // --loop-trips sizes loops' shapes and their costs alike.
-  const costmodel::CostOptions costs{.default_loop_trips = request.shapes.loop_trips};
-  return PrepareModel(request.model_path, request.shapes, *std::move(cluster), costs,
-                      request.coarsen, request.step, request.load, request.on_phase, times);
+  absl::StatusOr<PlanningProblem> problem = absl::UnknownError("not prepared");
+  if (request.cost_graph_path) {
+    problem = PrepareCostGraph(*request.cost_graph_path, request.cluster, times);
+  } else {
+    absl::StatusOr<costmodel::Cluster> cluster = ResolveCluster(request.cluster, std::nullopt);
+    if (!cluster.ok()) return cluster.status();
+    // --loop-trips sizes loops' shapes and their costs alike.
+    const costmodel::CostOptions costs{.default_loop_trips = request.shapes.loop_trips};
+    problem = PrepareModel(request.model_path, request.shapes, *std::move(cluster), costs,
+                           request.coarsen, request.step, request.load, request.on_phase, times);
+  }
+  if (problem.ok()) problem->node_times = std::move(node_times);
+  return problem;
 }
 
 absl::StatusOr<PlanningProblem> PrepareModel(
@@ -155,15 +160,9 @@ absl::StatusOr<std::unique_ptr<TrainingStepEstimator>> TrainingEstimatorFor(
       problem.cluster.num_devices() < 2)
     return nullptr;
   const TrainingJudge& judge = *policy.training;
-  absl::StatusOr<training::TrainingStep> step =
-      training::BuildTrainingStep(problem.model->model, problem.model->graph, judge.options);
-  if (!step.ok()) return step.status();
-  absl::StatusOr<SourceNodeTimes> times = StepTimesBySourceNode(
-      *step, problem.model->graph, problem.cluster, problem.model->model.directory().string(),
-      judge.node_times ? &*judge.node_times : nullptr);
-  if (!times.ok()) return times.status();
   absl::StatusOr<TrainingStepEstimator> estimator = TrainingStepEstimator::Create(
-      problem, {.schedule = judge.schedule, .microbatches = std::max(1, microbatches)}, &*times);
+      problem, {.schedule = judge.schedule, .microbatches = std::max(1, microbatches)},
+      judge.step_times.get());
   if (!estimator.ok()) return estimator.status();
   return std::make_unique<TrainingStepEstimator>(*std::move(estimator));
 }

@@ -18,6 +18,7 @@
 #define AUTOPAR_PIPELINE_PLANNING_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,6 +36,7 @@
 #include "passes/coarsen.h"
 #include "pipeline/cluster_request.h"
 #include "pipeline/model_loading.h"
+#include "pipeline/training_split.h"
 #include "search/search.h"
 #include "training/training_step.h"
 
@@ -72,6 +74,9 @@ struct PlanningProblem {
   std::optional<costmodel::CostGraph> cost_graph;
   /// Whether the node times are the cost model's or measured ones.
   costmodel::CostSource cost_source;
+  /// The measured node times the costs were given (--node-times), kept for
+  /// what is costed after planning: a training step's own models.
+  std::optional<costmodel::NodeTimes> node_times;
 
   /// The graph the search runs on.
   const costmodel::CostGraph& units() const { return coarsening ? coarsening->graph : *cost_graph; }
@@ -174,11 +179,11 @@ struct Plan {
 // alternatives of Note [Do not split] are judged by it too (memory: one
 // device fits when its node-level simulation does).
 struct TrainingJudge {
-  /// The step's loss and optimizer (training/training_step.h).
-  training::TrainingOptions options;
   costmodel::PipelineSchedule schedule = costmodel::PipelineSchedule::k1F1B;
-  /// Measured node times, as TrainingSplitOptions::node_times.
-  std::optional<costmodel::NodeTimes> node_times;
+  /// The training step's forward and backward times per source node
+  /// (StepTimesBySourceNode), computed once from its gradient model for
+  /// every plan judged (--microbatches auto judges several); set.
+  std::shared_ptr<const SourceNodeTimes> step_times;
 };
 
 struct PlanPolicy {

@@ -1,5 +1,7 @@
 #include "pipeline/split.h"
 
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 #include "passes/validate_deployment.h"
 #include "search/feasibility.h"
@@ -34,6 +36,18 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
   result.problem = *std::move(problem);
   const PlanningProblem& p = result.problem;
   const ir::Graph& graph = p.model->graph;
+  const costmodel::NodeTimes* node_times = p.node_times ? &*p.node_times : nullptr;
+  // The training step's models, built once: before planning when the search
+  // judges the pipelined step with them, after it otherwise.
+  auto build_step = [&]() -> absl::Status {
+    if (result.training_step) return absl::OkStatus();
+    if (on_phase) on_phase("training step (gradient pass)");
+    absl::StatusOr<training::TrainingStep> step =
+        training::BuildTrainingStep(p.model->model, graph, *request.training);
+    if (!step.ok()) return step.status();
+    result.training_step = *std::move(step);
+    return absl::OkStatus();
+  };
 
   if (request.given_placement) {
     absl::StatusOr<std::vector<int32_t>> devices =
@@ -52,15 +66,13 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
     // runs as (Note [Training judge]).
     PlanPolicy policy = request.policy;
     if (request.training && p.cluster.num_devices() > 1) {
-      TrainingJudge judge{
-          .options = *request.training, .schedule = request.schedule, .node_times = {}};
-      if (request.problem.node_times_path) {
-        absl::StatusOr<costmodel::NodeTimes> loaded =
-            costmodel::LoadNodeTimesFile(*request.problem.node_times_path);
-        if (!loaded.ok()) return loaded.status();
-        judge.node_times = *std::move(loaded);
-      }
-      policy.training = std::move(judge);
+      if (absl::Status s = build_step(); !s.ok()) return s;
+      absl::StatusOr<SourceNodeTimes> times = StepTimesBySourceNode(
+          *result.training_step, graph, p.cluster, p.model->model.directory().string(), node_times);
+      if (!times.ok()) return times.status();
+      policy.training =
+          TrainingJudge{.schedule = request.schedule,
+                        .step_times = std::make_shared<const SourceNodeTimes>(*std::move(times))};
     }
     absl::StatusOr<Plan> plan = absl::UnknownError("no plan");
     if (request.auto_microbatches) {
@@ -81,18 +93,7 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
   }
 
   if (request.training) {
-    if (on_phase) on_phase("training step (gradient pass)");
-    absl::StatusOr<training::TrainingStep> step =
-        training::BuildTrainingStep(p.model->model, graph, *request.training);
-    if (!step.ok()) return step.status();
-    result.training_step = *std::move(step);
-    std::optional<costmodel::NodeTimes> node_times;
-    if (request.problem.node_times_path) {
-      absl::StatusOr<costmodel::NodeTimes> loaded =
-          costmodel::LoadNodeTimesFile(*request.problem.node_times_path);
-      if (!loaded.ok()) return loaded.status();
-      node_times = *std::move(loaded);
-    }
+    if (absl::Status s = build_step(); !s.ok()) return s;
     if (p.cluster.num_devices() == 1) {
       // The step's own models measured: their node times and run costs are
       // the prediction (Note [Measured one-device step]).
@@ -107,7 +108,7 @@ absl::StatusOr<SplitResult> Split(const SplitRequest& request) {
                       p.model->model.directory().string(),
                       {.schedule = request.schedule,
                        .microbatches = result.plan.microbatches,
-                       .node_times = node_times ? &*node_times : nullptr,
+                       .node_times = node_times,
                        .optimizer = request.training->optimizer});
     if (!split.ok()) return split.status();
     // The pipeline's own memory (stashes in flight under the schedule)
