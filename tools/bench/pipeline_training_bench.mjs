@@ -34,6 +34,7 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { EXIT, RunnerError, badInput, internal } from '../runner/errors.mjs';
 import { REPO_ROOT, resolveCli } from '../fidelity/lib.mjs';
+import { median } from '../fidelity/measure.mjs';
 
 const TRAIN = join(REPO_ROOT, 'tools/runner/train.mjs');
 // Measures the node times of a one-device training step's models
@@ -42,11 +43,6 @@ const TRAIN = join(REPO_ROOT, 'tools/runner/train.mjs');
 const NODE_TIMES_TOOL = join(REPO_ROOT, 'tools/fidelity/measure_step.mjs');
 const ALL_ALGOS = ['tga', 'sgp', 'm-etf', 'm-sct', 'm-topo', 'pipeline-dp', 'single'];
 const PYTHON = '/usr/bin/python3';
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
 
 function run(cmd, args, what, { allowExit = [] } = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
