@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "tools/artifacts/human_numbers.h"
 #include "tools/artifacts/report_common.h"
+#include "tools/artifacts/report_microbatches.h"
 #include "tools/artifacts/report_pipeline.h"
 
 namespace autopar::tools {
@@ -185,6 +186,7 @@ tr.best td{font-weight:bold}
     absl::StrAppend(&out, ".c", c, "{fill:", kColours[c], "}.k", c, "{background:", kColours[c],
                     "}\n");
   out += PipelineStepStyle();
+  out += MicrobatchCurveStyle();
   out += "</style>\n";
 }
 
@@ -452,20 +454,6 @@ s.hidden=s.getAttribute('data-algorithm')!==sel.value;});};})();
 </script>
 )";
 
-void WriteHead(std::string_view title, std::string& out) {
-  absl::StrAppend(&out,
-                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<title>onnx-autopar ",
-                  HtmlEscape(title), "</title>\n");
-  WriteStyle(out);
-  out += "</head><body>\n<div id=\"tip\" hidden></div>\n";
-}
-
-void WriteTail(std::string& out) {
-  out += kScript;
-  out += "</body></html>\n";
-}
-
 /// One plan's sections, in a <section> the compare selector can hide.
 void WritePlan(const ReportInput& in, bool shown, std::string& out) {
   absl::StrAppend(&out, "<section class=\"plan\" data-algorithm=\"", HtmlEscape(in.algorithm), "\"",
@@ -476,6 +464,17 @@ void WritePlan(const ReportInput& in, bool shown, std::string& out) {
   out += "</div>";
   WriteConvergence(in, out);
   out += "</div>\n";
+  if (in.microbatch_search != nullptr) {
+    const pipeline::MicrobatchChoice& c = *in.microbatch_search;
+    WriteMicrobatchCurve(
+        c, DeviceCapacities(*in.cluster), "Micro-batches",
+        absl::StrFormat("<code>--microbatches auto</code> chose M=%d of 1..%d by the lowest time "
+                        "per sample (step &#247; (M &#215; batch), batch %d) among the plans that "
+                        "fit, SGP planning each count tried; the plan shown is %s's at M=%d.",
+                        c.chosen, c.max_microbatches, c.batch, HtmlEscape(in.algorithm),
+                        in.microbatches),
+        out);
+  }
   if (in.training_split != nullptr) WritePipelineStep(*in.training_split, *in.cluster, out);
   WriteTimeline(in, out);
   WriteDevices(in, out);
@@ -552,22 +551,55 @@ std::string HtmlEscape(std::string_view text) {
   return escaped;
 }
 
+void AppendDocumentHead(std::string_view title, std::string& out) {
+  absl::StrAppend(&out,
+                  "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                  "<title>onnx-autopar ",
+                  HtmlEscape(title), "</title>\n");
+  WriteStyle(out);
+  out += "</head><body>\n<div id=\"tip\" hidden></div>\n";
+}
+
+void AppendDocumentTail(std::string& out) {
+  out += kScript;
+  out += "</body></html>\n";
+}
+
 std::string RenderReport(const ReportInput& in) {
   std::string out;
   out.reserve(1 << 20);
-  WriteHead(absl::StrCat("report: ", in.model), out);
+  AppendDocumentHead(absl::StrCat("report: ", in.model), out);
   absl::StrAppend(&out, "<h1>onnx-autopar plan for ", HtmlEscape(in.model), "</h1>\n");
   WritePlan(in, /*shown=*/true, out);
-  WriteTail(out);
+  AppendDocumentTail(out);
   return out;
 }
 
-std::string RenderComparisonReport(std::string_view model, absl::Span<const ComparedPlan> plans) {
+std::string RenderComparisonReport(std::string_view model, absl::Span<const ComparedPlan> plans,
+                                   const pipeline::MicrobatchChoice* microbatch_search) {
   std::string out;
   out.reserve(1 << 20);
-  WriteHead(absl::StrCat("comparison: ", std::string(model)), out);
+  AppendDocumentHead(absl::StrCat("comparison: ", std::string(model)), out);
   absl::StrAppend(&out, "<h1>onnx-autopar comparison for ", HtmlEscape(model), "</h1>\n");
   WriteComparisonTable(plans, out);
+  if (microbatch_search != nullptr) {
+    // Every plan runs on the same cluster: the first one's capacities.
+    std::vector<int64_t> capacities;
+    for (const ComparedPlan& p : plans) {
+      if (p.report) {
+        capacities = DeviceCapacities(*p.report->cluster);
+        break;
+      }
+    }
+    const pipeline::MicrobatchChoice& c = *microbatch_search;
+    WriteMicrobatchCurve(
+        c, capacities, "Micro-batches",
+        absl::StrFormat("<code>--microbatches auto</code>: SGP's curve chose M=%d of 1..%d by the "
+                        "lowest time per sample (step &#247; (M &#215; batch), batch %d) among "
+                        "the plans that fit; every algorithm above is compared at M=%d.",
+                        c.chosen, c.max_microbatches, c.batch, c.chosen),
+        out);
+  }
   // The plan shown first: the best, else the first that exists.
   const ComparedPlan* shown = nullptr;
   for (const ComparedPlan& p : plans) {
@@ -585,7 +617,7 @@ std::string RenderComparisonReport(std::string_view model, absl::Span<const Comp
   for (const ComparedPlan& p : plans) {
     if (p.report) WritePlan(*p.report, /*shown=*/&p == shown, out);
   }
-  WriteTail(out);
+  AppendDocumentTail(out);
   return out;
 }
 

@@ -38,6 +38,7 @@
 #include "costmodel/node_times.h"
 #include "costmodel/simulator.h"
 #include "passes/partition.h"
+#include "pipeline/planning.h"
 #include "pipeline/training_split.h"
 #include "search/search.h"
 
@@ -71,6 +72,9 @@ struct ReportInput {
   /// A training step split over devices: drawn as the "Pipeline step"
   /// section (report_pipeline.h) when set.
   const pipeline::SplitTrainingStep* training_split = nullptr;
+  /// `--microbatches auto`'s curve: drawn as the "Micro-batches" section
+  /// (report_microbatches.h) when set and more than one count was tried.
+  const pipeline::MicrobatchChoice* microbatch_search = nullptr;
 };
 
 /// Width of the timeline drawing, px, at zoom 1.
@@ -96,10 +100,19 @@ struct ComparedPlan {
   bool best = false;
 };
 
-/// `compare --report`: the comparison table, then every plan's sections
-/// (as RenderReport draws them) behind a selector that shows one at a time,
-/// the best plan first.
-std::string RenderComparisonReport(std::string_view model, absl::Span<const ComparedPlan> plans);
+/// `compare --report`: the comparison table, then (with `--microbatches
+/// auto`, `microbatch_search` set) the curve that chose the M every
+/// algorithm ran at, then every plan's sections (as RenderReport draws them)
+/// behind a selector that shows one at a time, the best plan first.
+std::string RenderComparisonReport(std::string_view model, absl::Span<const ComparedPlan> plans,
+                                   const pipeline::MicrobatchChoice* microbatch_search = nullptr);
+
+/// The document every report is written in: the <head> with the reports'
+/// one style sheet and the <body>'s tooltip, then (the tail) the script
+/// that drives tooltips, zoom and the selector, and the end of the document.
+/// Other reports (report_size.h) write their sections between the two.
+void AppendDocumentHead(std::string_view title, std::string& out);
+void AppendDocumentTail(std::string& out);
 
 /// The tensors that cross devices when `placement` places `graph`'s units, one
 /// per (tensor, destination device), in tensor order: the cut edges of a

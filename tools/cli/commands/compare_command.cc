@@ -62,8 +62,10 @@ that M (JSON: "microbatches_search").
 algorithm (iterative ones use the budget; one-shot ones ignore it).
 
 --report FILE.html also writes the comparison as a self-contained HTML page:
-the table, and below it the plan of a selected algorithm (the best at first)
-drawn as the main command's report.html draws it.
+the table, with --microbatches auto the micro-batch curve (charts of time per
+sample and peak memory per device against M, and its table), and below them
+the plan of a selected algorithm (the best at first) drawn as the main
+command's report.html draws it.
 
 Without cluster flags a model is planned for 4 x A100-80GB over NVLink, and a
 cost graph for the "devices" block it contains. Each cluster flag changes only
@@ -383,7 +385,7 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
 // --report: every row's plan drawn (tools/artifacts/report_html.h).
 absl::Status WriteReport(const std::string& path, const std::string& model,
                          const pipeline::PlanningProblem& problem, const std::vector<Row>& rows,
-                         int microbatches) {
+                         int microbatches, const pipeline::MicrobatchChoice* microbatch_search) {
   // Drawn node by node, as judged (Note [One judgement] in pipeline/planning.h);
   // cost graph files carry no op families, so their nodes are coloured "other".
   const std::vector<costmodel::NodeCost> no_costs;
@@ -414,7 +416,7 @@ absl::Status WriteReport(const std::string& path, const std::string& model,
                                   .convergence = plan.progress};
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << RenderComparisonReport(model, plans);
+  out << RenderComparisonReport(model, plans, microbatch_search);
   out.close();
   if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
   return absl::OkStatus();
@@ -490,7 +492,7 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   if (std::optional<std::string> report = parsed->Get("report")) {
     if (absl::Status written =
             WriteReport(*report, request->cost_graph_path.value_or(request->model_path), *problem,
-                        rows, search->options.microbatches);
+                        rows, search->options.microbatches, choice ? &*choice : nullptr);
         !written.ok()) {
       return ReportError(written);
     }

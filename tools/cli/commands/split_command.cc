@@ -66,7 +66,8 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
   --triton-gpus LIST   the GPU of each device, e.g. 0,1,2,3: device k runs on
                        the k-th listed GPU (default: device k on GPU k)
   --no-report          do not write report.html (the simulated step's
-                       timeline, device load and memory, cut edges)
+                       timeline, device load and memory, cut edges, the
+                       micro-batch curve with --microbatches auto)
   --json               print one JSON summary object on stdout (out_dir,
                        algorithm, step time, memory per device, files...)
                        instead of the human summary
@@ -90,7 +91,9 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        (--max-microbatches K, default 32) with the placement,
                        by time per sample; the summary shows the curve,
                        plan.json keeps "microbatches" (the chosen count) and
-                       adds "microbatches_search" {chosen, max, batch, tried}
+                       adds "microbatches_search" {chosen, max, batch, tried},
+                       report.html draws the curve (time per sample and
+                       peak memory per device against M) and its table
   --timings            also write the measured search time (plan.json's
                        "search_time_ms", the report's summary)
 
@@ -459,7 +462,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
          .simulation = &plan.simulation,
          .transfers = result->deployment.transfers,
          .convergence = plan.progress,
-         .training_split = result->training_split ? &*result->training_split : nullptr});
+         .training_split = result->training_split ? &*result->training_split : nullptr,
+         .microbatch_search = result->microbatches ? &*result->microbatches : nullptr});
   }
   absl::Status written = onnx_io::WriteDeployment(
       *out_dir, problem.model->model, files,
