@@ -10,9 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
 #include "pipeline/capacity.h"
 #include "search/search.h"
+#include "tools/artifacts/dot_export.h"
+#include "tools/artifacts/report_size.h"
 #include "tools/cli/cli_output.h"
 #include "tools/cli/exit_codes.h"
 #include "tools/cli/mode_flags.h"
@@ -33,7 +36,7 @@ constexpr char kUsage[] =
                          [--threads N]
                          [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
                          [--node-times FILE] [--allow-slower-split] [--json | --format text|json]
-                         [--quiet] [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
+                         [--report FILE.html] [--quiet] [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                          [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
 
 How many devices does the model need? Plans it on 1, 2, ... N devices
@@ -61,6 +64,12 @@ The devices are --device's kind (default A100-80GB, linked by its usual
 interconnect) with --memory-per-device, or copies of a --cluster file's or
 preset's devices and links (device i a copy of device i mod n).
 
+--report FILE.html also writes the table as a self-contained HTML page: what
+was sized, a row per count (devices, step, time per sample, throughput, peak
+memory over capacity, fits, M), the answer line, and per count the curve of
+micro-batch counts its M was chosen from (time per sample and peak memory per
+device against M).
+
 Exit code 3 when no count up to N meets the target; when none fits, one line
 says how much memory the model needs and about how much each of N devices
 would need.
@@ -70,6 +79,7 @@ examples:
   onnx-autopar size gpt2.onnx --device V100 --memory-per-device 16GiB --max-devices 16
   onnx-autopar size bert.onnx --device A100-80GB --target-step 20ms --mode training
   onnx-autopar size resnet50.onnx --device T4 --target-throughput 2000 --json
+  onnx-autopar size resnet50.onnx --device V100 --max-devices 16 --report size.html
 )";
 
 struct SizeFlags {
@@ -78,6 +88,8 @@ struct SizeFlags {
   std::optional<std::string> cluster;
   pipeline::CapacityTarget target;
   bool json = false;
+  /// --report FILE.html.
+  std::optional<std::string> report;
 };
 
 absl::StatusOr<SizeFlags> SizeFlagsFromArgs(const ParsedArgs& args) {
@@ -125,6 +137,9 @@ absl::StatusOr<SizeFlags> SizeFlagsFromArgs(const ParsedArgs& args) {
   if (args.Has("json") && format != "json")
     return absl::InvalidArgumentError("--json and --format text contradict each other");
   flags.json = format == "json";
+  flags.report = args.Get("report");
+  if (flags.report && flags.report->empty())
+    return absl::InvalidArgumentError("--report needs a file name");
   return flags;
 }
 
@@ -201,19 +216,27 @@ std::string NoFitMessage(const pipeline::CapacityAnswer& answer, const costmodel
                       " each (--memory-per-device), or more devices (--max-devices)");
 }
 
+// The lines above the table: the devices swept and the step planned.
+std::string SweptDevicesText(const pipeline::PlanningProblem& problem, const SizeFlags& flags) {
+  return flags.cluster
+             ? absl::StrFormat("1..%d of --cluster %s's devices and links: %s", flags.max_devices,
+                               *flags.cluster, DevicesText(problem.cluster))
+             : absl::StrFormat("1..%d x %s", flags.max_devices, DevicesText(problem.cluster));
+}
+
+std::string StepText(const pipeline::CapacityAnswer& answer,
+                     const pipeline::PlanningProblem& problem, const std::string& algorithm,
+                     int max_microbatches) {
+  return absl::StrFormat("%s, %s; micro-batches 1..%d by time per sample, batch %d",
+                         StepDescription(problem.step), algorithm, max_microbatches, answer.batch);
+}
+
 std::string SizeTable(const pipeline::CapacityAnswer& answer,
                       const pipeline::PlanningProblem& problem, const SizeFlags& flags,
                       const std::string& algorithm, int max_microbatches) {
-  const std::string devices =
-      flags.cluster
-          ? absl::StrFormat("1..%d of --cluster %s's devices and links: %s", flags.max_devices,
-                            *flags.cluster, DevicesText(problem.cluster))
-          : absl::StrFormat("1..%d x %s", flags.max_devices, DevicesText(problem.cluster));
   std::string text = absl::StrFormat(
-      "devices   %s\nstep      %s, %s; micro-batches 1..%d by time per sample, batch %d\n"
-      "target    %s\n",
-      devices, StepDescription(problem.step), algorithm, max_microbatches, answer.batch,
-      TargetText(flags.target));
+      "devices   %s\nstep      %s\ntarget    %s\n", SweptDevicesText(problem, flags),
+      StepText(answer, problem, algorithm, max_microbatches), TargetText(flags.target));
   absl::StrAppendFormat(&text, "%7s %12s %12s %12s %24s %5s %5s  %s\n", "devices", "step us",
                         "us/sample", "samples/s", "peak memory / capacity", "fits", "M", "note");
   for (const pipeline::CapacityRow& row : answer.rows) {
@@ -294,7 +317,7 @@ int RunSizeCommand(const std::vector<std::string>& args) {
   for (const FlagSpec& s : SearchFlagSpecs()) {
     if (s.name != "microbatches") specs.push_back(s);
   }
-  for (const char* name : {"max-devices", "target-step", "target-throughput", "format"})
+  for (const char* name : {"max-devices", "target-step", "target-throughput", "format", "report"})
     specs.push_back({name, true});
   specs.push_back({"json", false});
   specs.push_back({"help", false});
@@ -322,6 +345,10 @@ int RunSizeCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/false);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  if (flags->report) {
+    // Before the sweep, which may take seconds.
+    if (absl::Status s = CheckParentFolder(*flags->report); !s.ok()) return ReportError(s);
+  }
   // Prepared for the largest count; each count plans on its first k devices
   // (pipeline/capacity.h, Note [Capacity sweep]).
   if (!request->cluster.cluster) request->cluster.devices = flags->max_devices;
@@ -354,6 +381,22 @@ int RunSizeCommand(const std::vector<std::string>& args) {
         stdout);
     if (!none_fits)
       std::fputs(AnswerText(*answer, flags->target, flags->max_devices).c_str(), stdout);
+  }
+  if (flags->report) {
+    SizeReportInput report{
+        .model = request->model_path,
+        .devices = SweptDevicesText(*problem, *flags),
+        .step = StepText(*answer, *problem, search->algorithm, *search->auto_microbatches),
+        .target = TargetText(flags->target),
+        .answer_line = none_fits
+                           ? NoFitMessage(*answer, problem->cluster, flags->max_devices)
+                           : std::string(absl::StripSuffix(
+                                 AnswerText(*answer, flags->target, flags->max_devices), "\n")),
+        .answer = &*answer,
+        .cluster = &problem->cluster};
+    for (const pipeline::CapacityRow& row : answer->rows) report.notes.push_back(Note(row));
+    if (absl::Status s = WriteTextFile(*flags->report, RenderSizeReport(report)); !s.ok())
+      return ReportError(s);
   }
   if (none_fits) {
     return ReportError(

@@ -1,7 +1,8 @@
 // --microbatches auto (Note [Micro-batches auto] in pipeline/planning.h) as a
 // user runs it: `place`, the main command and `compare` choose the count with
 // the placement, the lowest time per sample among the plans that fit, and
-// show the curve; inference and training; bad input is one error line.
+// show the curve (report.html and compare --report draw it); inference and
+// training; bad input is one error line.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@ namespace fs = std::filesystem;
 using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::RunCommand;
 using testing::TempDir;
 
@@ -116,6 +118,58 @@ TEST(MicrobatchesAutoTest, MainCommandWritesTheChosenCountAndTheCurve) {
   EXPECT_THAT(r.stdout_text,
               HasSubstr("step       " + std::to_string(plan["microbatches"].get<int>()) +
                         " micro-batches"));
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// report.html draws the curve plan.json keeps: two charts, and a table row
+// per count tried with the chosen one marked; compare --report draws it
+// once, above the plans.
+TEST(MicrobatchesAutoTest, ReportsDrawTheCurve) {
+  TempDir dir;
+  const fs::path out = dir / "out";
+  CommandResult r =
+      Cli({Model(), "-o", out.string(), "--microbatches", "auto", "--max-microbatches", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const nlohmann::json plan = Json(ReadFile(out / "plan.json"));
+  ASSERT_FALSE(plan.is_discarded());
+  const nlohmann::json& search = plan["microbatches_search"];
+  const std::string html = ReadFile(out / "report.html");
+  EXPECT_EQ(Count(html, "<h2>Micro-batches</h2>"), 1);
+  EXPECT_EQ(Count(html, "<svg class=\"curve mb\""), 2);
+  const size_t table = html.find("<table class=\"mbtable\">");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  EXPECT_EQ(Count(rows, "<tr"), static_cast<int>(search["tried"].size()) + 1);
+  const int chosen = search["chosen"].get<int>();
+  EXPECT_THAT(rows, HasSubstr("<tr class=\"best\"><td>" + std::to_string(chosen) + " *</td>"));
+  EXPECT_EQ(Count(rows, "class=\"best\""), 1);
+  EXPECT_THAT(html, HasSubstr("chose M=" + std::to_string(chosen) + " of 1..8"));
+
+  const fs::path page = dir / "cmp.html";
+  r = Cli({"compare", Model(), "--algos", "sgp,m-etf", "--microbatches", "auto",
+           "--max-microbatches", "4", "--report", page.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const std::string compared = ReadFile(page);
+  EXPECT_EQ(Count(compared, "<h2>Micro-batches</h2>"), 1);
+  EXPECT_THAT(compared, HasSubstr("every algorithm above is compared at M="));
+  EXPECT_LT(compared.find("<h2>Micro-batches</h2>"), compared.find("<section class=\"plan\""));
+
+  // A fixed count has no curve.
+  r = Cli({Model(), "-o", (dir / "fixed").string(), "--microbatches", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(ReadFile(dir / "fixed" / "report.html"), Not(HasSubstr("<h2>Micro-batches</h2>")));
 }
 
 TEST(MicrobatchesAutoTest, CompareComparesAtTheChosenCount) {

@@ -1,16 +1,21 @@
 // `onnx-autopar size` as a user runs it: the smallest device count that fits
 // is the one a manual sweep of `place --devices k` finds, a step target picks
-// the smallest count that meets it, the JSON document's shape, one-line usage
-// errors, and exit 3 with the memory needed when no count fits.
+// the smallest count that meets it, the JSON document's shape, the --report
+// page (a row per count, the answer line, each count's micro-batch curve),
+// one-line usage errors, and exit 3 with the memory needed when no count fits.
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/cli_expectations.h"
 #include "tests/testing/run_command.h"
+#include "tests/testing/temp_dir.h"
 
 namespace autopar {
 namespace {
@@ -20,8 +25,10 @@ using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using testing::RunCommand;
+using testing::TempDir;
 
 constexpr int kExitUsage = 1;
+constexpr int kExitBadInput = 2;
 constexpr int kExitInfeasible = 3;
 
 std::string Model(const std::string& name) {
@@ -172,6 +179,83 @@ TEST(SizeCommandTest, JsonShape) {
   EXPECT_TRUE(doc["answer"]["memory_needed_bytes"].is_null());
 }
 
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// --report writes the table as a page: a row per count with the figures the
+// JSON has, the answer line the text prints, and per count the curve of
+// micro-batch counts its M was chosen from.
+TEST(SizeCommandTest, ReportHasARowPerCountAndTheAnswer) {
+  TempDir dir;
+  const fs::path report = dir / "size.html";
+  const std::vector<std::string> common = {
+      "size", Model("gpt2_tiny_like"), "--device", "V100", "--max-devices",
+      "3",    "--max-microbatches",    "4"};
+  std::vector<std::string> args = common;
+  for (const std::string& a : {std::string("--report"), report.string()}) args.push_back(a);
+  CommandResult text = Cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
+  ASSERT_TRUE(fs::exists(report));
+  const std::string html = ReadFile(report);
+  EXPECT_THAT(html, ::testing::StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(html, ::testing::EndsWith("</html>\n"));
+  // The answer line, as the text prints it.
+  const size_t at = text.stdout_text.find("answer: ");
+  ASSERT_NE(at, std::string::npos) << text.stdout_text;
+  const std::string answer = text.stdout_text.substr(at, text.stdout_text.find('\n', at) - at);
+  EXPECT_THAT(html, HasSubstr("<p class=\"answer\"><b>" + answer + "</b></p>"));
+
+  // A row per count, with the JSON's figures; the answer's row marked.
+  args = common;
+  args.push_back("--json");
+  CommandResult json = Cli(args);
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const nlohmann::json doc = Json(json.stdout_text);
+  ASSERT_TRUE(doc.is_object()) << json.stdout_text;
+  const size_t table = html.find("<table class=\"size\">");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  EXPECT_EQ(Count(rows, "<tr"), 4) << "a header and a row per count";
+  for (const nlohmann::json& row : doc["rows"]) {
+    const int devices = row["devices"].get<int>();
+    const bool marked = doc["answer"]["devices"] == devices;
+    EXPECT_THAT(rows,
+                HasSubstr(absl::StrFormat("%s<td>%d%s</td><td>%.1f&#160;&#181;s</td>"
+                                          "<td>%.2f&#160;&#181;s</td><td>%.1f</td>",
+                                          marked ? "<tr class=\"best\">" : "<tr>", devices,
+                                          marked ? " *" : "", row["step_time_us"].get<double>(),
+                                          row["time_per_sample_us"].get<double>(),
+                                          row["samples_per_s"].get<double>())))
+        << devices << " devices";
+    EXPECT_THAT(rows, HasSubstr(absl::StrFormat("<td>yes</td><td>%d</td>",
+                                                row["microbatches"].get<int>())));
+  }
+  // Each count's micro-batch curve: charts and a table row per count tried
+  // (1, 2 and 4).
+  for (int devices = 1; devices <= 3; ++devices)
+    EXPECT_THAT(
+        html, HasSubstr(absl::StrFormat("<details class=\"count\" data-devices=\"%d\"", devices)));
+  EXPECT_EQ(Count(html, "<table class=\"mbtable\">"), 3);
+  EXPECT_EQ(Count(html, "<svg class=\"curve mb\""), 6);
+
+  // The same sweep writes the same bytes (Note [Deterministic report]).
+  const fs::path again = dir / "again.html";
+  args = common;
+  for (const std::string& a : {std::string("--report"), again.string()}) args.push_back(a);
+  ASSERT_EQ(Cli(args).exit_code, 0);
+  EXPECT_EQ(ReadFile(again), html);
+}
+
 TEST(SizeCommandTest, BadInputIsOneUsageLine) {
   const std::string model = Model("gpt2_tiny_like");
   ExpectCleanError(Cli({"size", model, "--max-devices", "0"}), kExitUsage,
@@ -187,6 +271,12 @@ TEST(SizeCommandTest, BadInputIsOneUsageLine) {
   ExpectCleanError(Cli({"size", model, "--algo", "nope"}), kExitUsage, "unknown algorithm 'nope'");
   ExpectCleanError(Cli({"size", model, "--cluster", "cpu:2x1"}), kExitUsage, "cpu:KxT");
   ExpectCleanError(Cli({"size"}), kExitUsage, "give one model file");
+  ExpectCleanError(Cli({"size", model, "--report", ""}), kExitUsage, "--report needs a file name");
+  // A report into a folder that does not exist is refused before the sweep.
+  TempDir dir;
+  const std::string missing = (dir / "no" / "such" / "size.html").string();
+  ExpectCleanError(Cli({"size", model, "--report", missing}), kExitBadInput, "does not exist");
+  EXPECT_FALSE(fs::exists(missing));
 }
 
 // 40 MiB V100s: the GPT-2-like model's LM head alone needs more, so no count
