@@ -1,6 +1,7 @@
 // report.html: the plan drawn. One self-contained
 // HTML file (inline SVG, CSS and a few lines of JS; no network) showing the
-// summary numbers, for TGA its convergence curve, a Gantt timeline of the
+// summary numbers, for TGA its convergence curve, with `--microbatches auto`
+// the curve of counts it tried (report_microbatches.h), a Gantt timeline of the
 // simulated step with one lane per device and per busy link (hovering a box
 // shows what it holds), per-device load and memory bars, the largest cut
 // edges and the device x device transfer matrix. For a training step split

@@ -59,9 +59,10 @@ run as --host-calibration FILE (tools/fidelity/calibrate_host.mjs) measured;
 (tools/fidelity/measure.mjs output, or {"node": us}). --microbatches M runs
 M micro-batches per step, each the model as given. --microbatches auto chooses
 M in 1..K (--max-microbatches K, default 32) with the placement, by time per
-sample (step / (M x batch)): SGP plans the powers of two, K and the midpoints
-around the best, the chosen --algo plans the chosen M; the output shows the
-curve (JSON: "microbatches_search").
+sample (step / (M x batch)): SGP plans the powers of two, K, then bisects
+around the best (the midpoints between it and its nearest tried counts, until
+they are next to it), the chosen --algo plans the chosen M; the output shows
+the curve (JSON: "microbatches_search").
 
 Progress bars (loading, coarsening, TGA's generations) show only when stderr
 is a terminal; --quiet turns them off.

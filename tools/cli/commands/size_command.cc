@@ -52,8 +52,8 @@ smallest count that fits.
 
 Each count is planned as `place --devices k --microbatches auto` plans it,
 with a shorter micro-batch search: SGP tries the powers of two up to K and K
-(--max-microbatches, default 32; place also tries the midpoints around the
-best), the lowest time per sample wins, and --algo (default sgp) plans that M. With --target-step the count is the
+(--max-microbatches, default 32; place also bisects around the best), the
+lowest time per sample wins, and --algo (default sgp) plans that M. With --target-step the count is the
 best whose step meets the target. A split predicted slower than one device
 gives way to it (--allow-slower-split keeps it), and a count slower per sample
 than fewer devices says so. An iterative --algo (tga) runs its --time-budget
