@@ -5,7 +5,10 @@
 // the comparison's selector must switch the plan shown. A training step
 // split over two devices must draw its "Pipeline step": a box per run of
 // plan.json's order (and per update), forward and backward in different
-// colours, a tooltip per box and a zoom of its own. Screenshots go to
+// colours, a tooltip per box and a zoom of its own. With --microbatches
+// auto, report.html draws the curve (a point and a table row per count
+// tried, the chosen point's tooltip naming it), and `size --report` has a row
+// per count and the answer. Screenshots go to
 // AUTOPAR_ARTIFACTS_DIR (build/test-artifacts). Chromium is driven through
 // chromedriver's W3C WebDriver HTTP interface with node's fetch: no npm
 // package needed. Skipped, with a message, when chromium or chromedriver is
@@ -330,6 +333,62 @@ test('report.html of a split training step draws the pipeline step', { skip, tim
     await browser.screenshot('report_training.png');
     assertNoSevere(await browser.logs(), 'report.html (training)');
     t.diagnostic(`pipeline step: ${page.runs} boxes (${page.fwd} forward, ${page.bwd} backward, ${page.upd} update) on ${page.lanes} lanes`);
+  } finally {
+    await browser.stop();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+// Hovers the chosen count's point of the time-per-sample chart; returns the
+// charts, their points and the tooltip.
+const HOVER_MICROBATCHES = `
+  const charts = [...document.querySelectorAll('svg.curve.mb')];
+  const points = charts[0].querySelectorAll('circle.pf, circle.pi');
+  const chosen = [...points].find((c) => (c.querySelector('title')?.textContent ?? '').includes('(chosen)'));
+  const box = chosen.getBoundingClientRect();
+  chosen.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: box.x + 1, clientY: box.y + 1 }));
+  const tip = document.getElementById('tip');
+  return { charts: charts.length, points: points.length, rows: document.querySelectorAll('table.mbtable tr').length,
+    hidden: tip.hidden, text: tip.textContent };`;
+
+// --microbatches auto's curve in report.html, and size --report: both render
+// without console errors, and hovering the chosen point names it.
+test('the micro-batch curve and size --report render in Chromium', { skip, timeout: 600000 }, async (t) => {
+  const work = tempDir('e2e-report-microbatches');
+  const model = join(MODELS_DIR, `${MODEL}.onnx`);
+  assert.ok(existsSync(model), `${model} missing: the exported_models fixture should have written it`);
+  const out = join(work, 'auto');
+  const split = autopar([model, '-o', out, '--devices', '2', '--microbatches', 'auto', '--max-microbatches', '8', '--quiet']);
+  assert.equal(split.code, 0, split.stderr);
+  const tried = JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8')).microbatches_search.tried.length;
+  const sized = join(work, 'size.html');
+  const size = autopar(['size', model, '--max-devices', '3', '--max-microbatches', '4', '--report', sized, '--quiet']);
+  assert.equal(size.code, 0, size.stderr);
+
+  const profile = mkdtempSync(join(tmpdir(), 'autopar-chromium-'));
+  const browser = await Browser.start(profile);
+  try {
+    await browser.open(join(out, 'report.html'));
+    const curve = await browser.run(HOVER_MICROBATCHES);
+    assert.equal(curve.charts, 2, 'time per sample and peak memory');
+    assert.equal(curve.points, tried, 'a point per count tried');
+    assert.equal(curve.rows, tried + 1, 'a row per count tried');
+    assert.equal(curve.hidden, false, 'hover shows the tooltip');
+    assert.match(curve.text, /^M=\d+ \(chosen\): .*µs per sample/);
+    await browser.screenshot('report_microbatches.png');
+    assertNoSevere(await browser.logs(), 'report.html (--microbatches auto)');
+
+    await browser.open(sized);
+    const page = await browser.run(`return {
+      rows: document.querySelectorAll('table.size tr').length,
+      open: [...document.querySelectorAll('details.count')].filter((d) => d.open).length,
+      answer: document.querySelector('p.answer')?.textContent ?? '' };`);
+    assert.equal(page.rows, 4, 'a header and a row per count');
+    assert.equal(page.open, 1, "the answer's curve unfolded");
+    assert.match(page.answer, /^answer: /);
+    await browser.screenshot('size.png');
+    assertNoSevere(await browser.logs(), 'size --report');
+    t.diagnostic(`micro-batch curve: ${tried} counts tried; size: ${page.answer}`);
   } finally {
     await browser.stop();
     rmSync(profile, { recursive: true, force: true });
