@@ -33,6 +33,7 @@ import { roundStats } from './plan_fidelity.mjs';
 
 const RUNNER = join(REPO_ROOT, 'tools/runner/run_deployment.mjs');
 const MEASURE = join(REPO_ROOT, 'tools/fidelity/measure.mjs');
+const MIN_CPU_SHARE = 0.8; // below it, other processes set the times, not the plan
 
 /** Runs a command; its stdout parsed as JSON (the runner's "outputs differ", exit 3, counts). */
 function runJson(cmd, args, what) {
@@ -128,6 +129,11 @@ export function markdown({ models, meta, checkedOk }) {
   L.push(`Host: ${meta.cores} cores, load average ${meta.load_before.toFixed(2)} before / ${meta.load_after.toFixed(2)} after; ` +
     `runner: ${meta.rounds} interleaved rounds of ${meta.repeat} timed steps after ${meta.warmup} warm-up, every micro-batch checked (${checkedOk ? 'all matched' : 'SOME DIFFERED'}). ` +
     'Plans from node times measured here (tools/fidelity/measure.mjs, 1 thread).', '');
+  const share = Math.min(...models.flatMap((m) => m.plans.map((p) => p.cpu_share ?? 1)));
+  if (share < MIN_CPU_SHARE) {
+    L.push(`**The host was busy**: the lowest cpu share of a run was ${share.toFixed(2)} (< ${MIN_CPU_SHARE}), so other processes, ` +
+      'not the plans, set these times (the two "devices" did not get two cores); rerun on an idle host before reading the ratios.', '');
+  }
   L.push('| model | auto M (tried) | auto measured us/sample | best fixed M | its us/sample | auto / best | best predicted fixed M |');
   L.push('|---|---|---|---|---|---|---|');
   for (const m of models) {
