@@ -40,7 +40,13 @@ absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
     problem = PrepareModel(request.model_path, request.shapes, *std::move(cluster), costs,
                            request.coarsen, request.step, request.load, request.on_phase, times);
   }
-  if (problem.ok()) problem->node_times = std::move(node_times);
+  if (problem.ok() && node_times) {
+    // Measured with the node times, on the host whose threads the devices are.
+    if (node_times->co_run_slowdown && problem->cluster.execution.whole_stages) {
+      problem->cluster.execution.co_run_slowdown = *node_times->co_run_slowdown;
+    }
+    problem->node_times = std::move(node_times);
+  }
   return problem;
 }
 
