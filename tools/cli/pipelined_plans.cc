@@ -25,7 +25,7 @@ absl::StatusOr<const pipeline::SplitTrainingStep*> PipelinedPlans::SplitOf(
   // The stage and update models are what the main command writes; a report
   // needs their kinds and the prediction only.
   for (pipeline::TrainingStage& stage : split->stages) stage.stage.proto.Clear();
-  split->updates.clear();
+  for (pipeline::DeviceUpdate& update : split->updates) update.proto.Clear();
   return &splits_.emplace(std::move(key), *std::move(split)).first->second;
 }
 
@@ -47,7 +47,8 @@ absl::StatusOr<std::optional<SplitStepView>> PipelinedPlans::Adopt(pipeline::Pla
       .estimated_step_us = plan.pipelined ? plan.pipelined->step_us : plan.simulation.step_time_us,
       .fused_step_us =
           plan.pipelined ? plan.pipelined->fused_step_us : plan.simulation.step_time_us,
-      .overflow = planner_.Overflow(**split, plan.algorithm)};
+      .overflow = planner_.Overflow(**split, plan.algorithm),
+      .split = *split};
   for (const pipeline::TrainingStage& t : (*split)->stages) {
     ++(t.kind == costmodel::StageKind::kForward ? view.forward_stages : view.backward_stages);
   }

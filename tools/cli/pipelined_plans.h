@@ -40,6 +40,9 @@ struct SplitStepView {
   /// Why the split does not fit its devices under the schedule; empty when
   /// it does.
   std::string overflow;
+  /// The split itself, its stage and update models dropped (for a report);
+  /// owned by the PipelinedPlans that made the view.
+  const pipeline::SplitTrainingStep* split = nullptr;
 };
 
 class PipelinedPlans {
@@ -62,8 +65,8 @@ class PipelinedPlans {
   PipelinedPlans(pipeline::TrainingPlanner planner, int num_devices)
       : planner_(std::move(planner)), num_devices_(num_devices) {}
 
-  /// The split of a placement at a micro-batch count, its stage models
-  /// dropped (only its stages' kinds, devices and prediction are kept).
+  /// The split of a placement at a micro-batch count, its stage and update
+  /// models dropped (a report draws its runs, which need none).
   absl::StatusOr<const pipeline::SplitTrainingStep*> SplitOf(
       const std::vector<int32_t>& node_device, int microbatches);
 

@@ -460,7 +460,8 @@ absl::Status WriteReport(const std::string& path, const std::string& model,
                                   .unit_costs = node_costs,
                                   .simulation = &plan.simulation,
                                   .transfers = transfers[i],
-                                  .convergence = plan.progress};
+                                  .convergence = plan.progress,
+                                  .training_split = row.split ? row.split->split : nullptr};
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << RenderComparisonReport(model, plans);
