@@ -190,8 +190,9 @@ struct PlanPolicy {
   /// Keep the searched plan even when one device is predicted faster.
   bool allow_slower_split = false;
   /// Set: judge a model's training step as a pipeline (Note [Training
-  /// judge]); ignored for a cost graph or a one-device cluster. Split sets
-  /// it for a training request.
+  /// judge]); ignored for a cost graph or a one-device cluster.
+  /// TrainingPlanner::Policy (pipeline/split.h) sets it for a training
+  /// request: Split's, and `place`'s and `compare`'s with --loss.
   std::optional<TrainingJudge> training;
 };
 

@@ -77,8 +77,8 @@ std::string TrainingStepLine(const std::optional<PipelinedTraining>& training, i
            "and predicts it so";
   }
   return absl::StrFormat(
-      "training step judged as the main command's split: %s, %d micro-batch%s; the search "
-      "optimises its estimate",
+      "training step judged as the main command's split: %s, %d micro-batch%s; searches "
+      "optimise its estimate",
       std::string(costmodel::PipelineScheduleName(training->schedule)), microbatches,
       microbatches == 1 ? "" : "es");
 }

@@ -72,9 +72,8 @@ class TrainingPlansCliTest : public ::testing::Test {
   int runs_ = 0;
 };
 
-const std::vector<std::string> kTraining = {"--mode",         "training", "--loss",
-                                            "mse:logits",     "--optimizer", "sgd",
-                                            "--microbatches", "4"};
+const std::vector<std::string> kTraining = {
+    "--mode", "training", "--loss", "mse:logits", "--optimizer", "sgd", "--microbatches", "4"};
 
 std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -128,8 +127,7 @@ TEST_F(TrainingPlansCliTest, CompareTableSaysHowTheStepIsJudged) {
   CommandResult fused = Run("compare", {"--mode", "training", "--algos", "sgp,round-robin"});
   ASSERT_EQ(fused.exit_code, 0) << fused.stderr_text;
   EXPECT_THAT(fused.stdout_text, HasSubstr("training step judged fused"));
-  CommandResult json =
-      Run("compare", {"--mode", "training", "--algos", "sgp", "--format", "json"});
+  CommandResult json = Run("compare", {"--mode", "training", "--algos", "sgp", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
   EXPECT_EQ(nlohmann::json::parse(json.stdout_text)["step_judged"], "fused");
 }
@@ -188,8 +186,7 @@ TEST_F(TrainingPlansCliTest, TrainingFlagsOutOfPlaceAreOneErrorLine) {
                      "--schedule needs --loss");
     ExpectCleanError(Run(command, With(kTraining, {"--schedule", "zero-bubble"})), kExitUsage,
                      "--schedule must be gpipe or 1f1b");
-    ExpectCleanError(Run(command, {"--mode", "training", "--loss", "mse:nothing"}), 2,
-                     "nothing");
+    ExpectCleanError(Run(command, {"--mode", "training", "--loss", "mse:nothing"}), 2, "nothing");
   }
   ExpectCleanError(Run("place", With(kTraining, {"--placement", PlacementFile({0, 0, 1, 1}),
                                                  "--microbatches", "auto"})),
