@@ -120,10 +120,19 @@ TEST_F(TrainingPlansCliTest, CompareRowsAreTheMainCommandsPipelinedPredictions) 
 }
 
 TEST_F(TrainingPlansCliTest, CompareTableSaysHowTheStepIsJudged) {
-  CommandResult pipelined = Run("compare", With(kTraining, {"--algos", "sgp,round-robin"}));
+  const std::string report = (dir_ / "compare.html").string();
+  CommandResult pipelined =
+      Run("compare", With(kTraining, {"--algos", "sgp,round-robin", "--report", report}));
   ASSERT_EQ(pipelined.exit_code, 0) << pipelined.stderr_text;
   EXPECT_THAT(pipelined.stdout_text,
               HasSubstr("training step judged as the main command's split: 1f1b, 4 micro-batches"));
+  // The report draws each row's split run by run, as the main command's does.
+  const std::string html = ReadFile(report);
+  size_t sections = 0;
+  for (size_t at = html.find("<h2>Pipeline step</h2>"); at != std::string::npos;
+       at = html.find("<h2>Pipeline step</h2>", at + 1))
+    ++sections;
+  EXPECT_EQ(sections, 2u);
   CommandResult fused = Run("compare", {"--mode", "training", "--algos", "sgp,round-robin"});
   ASSERT_EQ(fused.exit_code, 0) << fused.stderr_text;
   EXPECT_THAT(fused.stdout_text, HasSubstr("training step judged fused"));
