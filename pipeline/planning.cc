@@ -496,4 +496,24 @@ absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement&
   return device;
 }
 
+absl::StatusOr<Plan> JudgeGivenPlacement(const PlanningProblem& problem,
+                                         const NamedPlacement& placement, int microbatches,
+                                         const PlanPolicy& policy) {
+  if (!problem.model)
+    return absl::InvalidArgumentError("a placement file places a model's nodes, not a cost graph");
+  const ir::Graph& graph = problem.model->graph;
+  absl::StatusOr<std::vector<int32_t>> devices =
+      ResolveNamedPlacement(placement, graph, problem.cluster.num_devices());
+  if (!devices.ok()) return devices.status();
+  costmodel::Placement nodes{.device = passes::ColocateNonTensorValues(graph, *std::move(devices))};
+  Plan plan = JudgePlacement(problem, "given", std::move(nodes), microbatches);
+  absl::StatusOr<std::unique_ptr<TrainingStepEstimator>> estimator =
+      TrainingEstimatorFor(problem, policy, plan.microbatches);
+  if (!estimator.ok()) return estimator.status();
+  if (*estimator) {
+    if (absl::Status s = JudgePipelined(problem, **estimator, plan); !s.ok()) return s;
+  }
+  return plan;
+}
+
 }  // namespace autopar::pipeline
