@@ -84,7 +84,8 @@ absl::Status ReadMatrix(const Json& json, const std::string& field, int n, bool 
 }
 
 // "execution": {"whole_stages": bool, "stage_run_us": µs, "cut_us": µs,
-// "cut_bytes_per_s": B/s, "hop_us": µs, "hop_busy_us": µs}, every field optional.
+// "cut_bytes_per_s": B/s, "hop_us": µs, "hop_busy_us": µs, "co_run_slowdown": >= 1},
+// every field optional.
 absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
   if (!json.is_object()) return FieldError("execution", "must be an object");
   ExecutionModel execution;
@@ -100,14 +101,18 @@ absl::StatusOr<ExecutionModel> ExecutionModelFromJson(const Json& json) {
                      : key == "cut_bytes_per_s" ? &execution.cut_bytes_per_s
                      : key == "hop_us"          ? &execution.hop_us
                      : key == "hop_busy_us"     ? &execution.hop_busy_us
+                     : key == "co_run_slowdown" ? &execution.co_run_slowdown
                                                 : nullptr;
     if (number == nullptr) {
       return FieldError(field,
                         "is not a field (whole_stages, stage_run_us, cut_us, cut_bytes_per_s, "
-                        "hop_us, hop_busy_us)");
+                        "hop_us, hop_busy_us, co_run_slowdown)");
     }
     absl::StatusOr<double> value_or = NonNegativeNumber(value, field);
     if (!value_or.ok()) return value_or.status();
+    if (number == &execution.co_run_slowdown && *value_or < 1) {
+      return FieldError(field, "must be at least 1");
+    }
     *number = *value_or;
   }
   return execution;
@@ -325,7 +330,8 @@ nlohmann::ordered_json ClusterToJson(const Cluster& cluster) {
                          {"cut_us", cluster.execution.cut_us},
                          {"cut_bytes_per_s", cluster.execution.cut_bytes_per_s},
                          {"hop_us", cluster.execution.hop_us},
-                         {"hop_busy_us", cluster.execution.hop_busy_us}};
+                         {"hop_busy_us", cluster.execution.hop_busy_us},
+                         {"co_run_slowdown", cluster.execution.co_run_slowdown}};
   }
   return json;
 }

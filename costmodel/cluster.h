@@ -52,6 +52,13 @@ struct ExecutionModel {
   /// keeps the link's latency.
   double hop_us = 0;
   double hop_busy_us = 0;
+  /// Devices that share one host's cores (the threads of `cpu:KxT`) slow each
+  /// other down: two running at once each take co_run_slowdown times as long
+  /// as alone, and k at once 1 + (co_run_slowdown − 1)(k − 1) times. 1:
+  /// independent devices. Measured with the node times
+  /// (tools/fidelity/measure_step.mjs, Note [Co-run slowdown]); only the
+  /// pipeline step simulator (costmodel/pipeline_schedule.h) models it.
+  double co_run_slowdown = 1;
 
   bool operator==(const ExecutionModel&) const = default;
 };

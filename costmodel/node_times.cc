@@ -54,6 +54,19 @@ absl::Status ReadRunCosts(const nlohmann::json& json, absl::string_view source, 
   return absl::OkStatus();
 }
 
+// json["co_run_slowdown"], a number >= 1, into times.co_run_slowdown.
+absl::Status ReadCoRunSlowdown(const nlohmann::json& json, absl::string_view source,
+                               NodeTimes& times) {
+  if (!json.contains("co_run_slowdown")) return absl::OkStatus();
+  const nlohmann::json& value = json["co_run_slowdown"];
+  if (!value.is_number() || !(value.get<double>() >= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": \"co_run_slowdown\" must be a number >= 1"));
+  }
+  times.co_run_slowdown = value.get<double>();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::string_view source) {
@@ -80,6 +93,7 @@ absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::st
       if (absl::Status s = ReadOrigins(json, key, source, times); !s.ok()) return s;
     }
     if (absl::Status s = ReadRunCosts(json, source, times); !s.ok()) return s;
+    if (absl::Status s = ReadCoRunSlowdown(json, source, times); !s.ok()) return s;
   }
   return times;
 }

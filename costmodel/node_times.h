@@ -20,7 +20,11 @@
 //                     keys are the update model's nodes),
 //   "run_us":        {"gradient": µs, "update": µs}, the fixed cost of one
 //                     session run of each model (its wall time less its nodes'
-//                     times: feeding weights and state, fetching outputs).
+//                     times: feeding weights and state, fetching outputs);
+//   "co_run_slowdown": how much slower the gradient model ran beside a copy of
+//                     itself on another thread of the host (>= 1); planning
+//                     puts it into a whole-stage cluster's ExecutionModel
+//                     (costmodel/cluster.h), measured when the times were.
 // Note [Step times on the source]: planning costs the source model's nodes, so
 // a node named through an origin is charged to its source node: each source
 // node costs its own forward time plus the backward, loss and update work it
@@ -66,12 +70,14 @@ struct NodeTimes {
   };
   /// Set for a training step's measurement ("run_us").
   std::optional<RunCosts> run_us;
+  /// "co_run_slowdown", when the measurement has it.
+  std::optional<double> co_run_slowdown;
 };
 
 /// Reads either format. Errors (not an object, no node, a time that is not a
 /// number >= 0, an origin that is not a string, a node in both origin maps,
-/// "run_us" without both models' numbers >= 0) are InvalidArgument naming
-/// `source` and the node.
+/// "run_us" without both models' numbers >= 0, "co_run_slowdown" below 1) are InvalidArgument
+/// naming `source` and the node.
 absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::string_view source);
 
 /// Reads a file; one-line errors (cannot open, not JSON, as NodeTimesFromJson).

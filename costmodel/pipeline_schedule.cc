@@ -130,6 +130,13 @@ class StepSimulation {
     int64_t live_stash_bytes = 0;
     int64_t peak_bytes = 0;  // above fixed_bytes
     int32_t max_in_flight = 0;
+    // With shared cores (Note [Shared cores]): the run or update in progress,
+    // its work left at full speed, its timeline entry and its end event.
+    bool working = false;
+    double work_left_us = 0;
+    size_t timeline_index = 0;
+    EventKind end_kind = kRunEnded;
+    int64_t end_id = 0;
   };
 
   int64_t RunId(int32_t stage, int32_t microbatch) const {
@@ -144,6 +151,13 @@ class StepSimulation {
   std::optional<RunKey> Choose(const DeviceState& device) const;
   void Dispatch(int32_t d, double now);
   void Start(int32_t d, RunKey key, double now);
+  // Puts a run (or update) of `work_us` on device d from `now` into the
+  // timeline and schedules its end.
+  void Begin(int32_t d, double now, double work_us, int32_t stage, int32_t microbatch,
+             EventKind end_kind, int64_t end_id);
+  // Shared cores: moves the work in progress on from `now` to the earlier of
+  // `limit` and the first end, where it pushes the end events.
+  void AdvanceWork(double now, double limit);
   void EndRun(int64_t run, double now);
   void EndMicrobatchOnDevice(DeviceState& device, int32_t m);
   absl::Status Stuck() const;
@@ -155,6 +169,8 @@ class StepSimulation {
   const int32_t microbatches_;
   bool whole_stages_ = false;
   double hop_us_ = 0;
+  double co_run_slowdown_ = 1;
+  int32_t working_ = 0;  // devices with work in progress (shared cores only)
 
   std::vector<double> busy_us_;  // per stage: fixed costs + compute
   // Per stage: the (reading stage, input index) of every input read from it,
@@ -174,6 +190,7 @@ void StepSimulation::Prepare() {
   const ExecutionModel& execution = cluster_.execution;
   whole_stages_ = execution.whole_stages;
   hop_us_ = whole_stages_ ? execution.hop_us : 0;
+  co_run_slowdown_ = execution.co_run_slowdown;
 
   readers_.assign(num_stages_, {});
   std::vector<double> cut_bytes(num_stages_, 0);
@@ -292,8 +309,7 @@ void StepSimulation::Dispatch(int32_t d, double now) {
     const double update_us = problem_.update_us.empty() ? 0 : problem_.update_us[d];
     device.busy = true;
     device.updated = true;
-    result_.timeline.push_back(StageRun{-1, -1, d, now, now + update_us});
-    Push(now + update_us, kUpdateEnded, d);
+    Begin(d, now, update_us, -1, -1, kUpdateEnded, d);
     return;
   }
   if (std::optional<RunKey> key = Choose(device)) Start(d, *key, now);
@@ -319,10 +335,51 @@ void StepSimulation::Start(int32_t d, RunKey key, double now) {
   }
   device.peak_bytes = std::max(device.peak_bytes, device.live_stash_bytes + stage.transient_bytes);
   device.busy = true;
-  const double end = now + busy_us_[s];
   result_.order[d].emplace_back(s, m);
-  result_.timeline.push_back(StageRun{s, m, d, now, end});
-  Push(end, kRunEnded, RunId(s, m));
+  Begin(d, now, busy_us_[s], s, m, kRunEnded, RunId(s, m));
+}
+
+// Note [Shared cores]: with ExecutionModel::co_run_slowdown s > 1 the devices
+// are processors sharing the host. A run is work (its time alone); while k
+// devices have work in progress, each does it at 1 / (1 + (s − 1)(k − 1)) of
+// full speed, so a run's end depends on what the others start and end
+// meanwhile. Its end event is pushed only once AdvanceWork reaches it. With
+// s = 1 a run simply ends its work later, as before.
+void StepSimulation::Begin(int32_t d, double now, double work_us, int32_t stage, int32_t microbatch,
+                           EventKind end_kind, int64_t end_id) {
+  result_.timeline.push_back(StageRun{stage, microbatch, d, now, now + work_us});
+  if (co_run_slowdown_ <= 1) {
+    Push(now + work_us, end_kind, end_id);
+    return;
+  }
+  DeviceState& device = devices_[d];
+  device.working = true;
+  device.work_left_us = work_us;
+  device.timeline_index = result_.timeline.size() - 1;
+  device.end_kind = end_kind;
+  device.end_id = end_id;
+  ++working_;
+}
+
+void StepSimulation::AdvanceWork(double now, double limit) {
+  const double slowdown = 1 + (co_run_slowdown_ - 1) * (working_ - 1);
+  double first_end = std::numeric_limits<double>::infinity();
+  for (const DeviceState& device : devices_) {
+    if (device.working) first_end = std::min(first_end, now + device.work_left_us * slowdown);
+  }
+  const double until = std::min(limit, first_end);
+  for (DeviceState& device : devices_) {
+    if (!device.working) continue;
+    if (now + device.work_left_us * slowdown <= until) {
+      device.working = false;
+      device.work_left_us = 0;
+      --working_;
+      result_.timeline[device.timeline_index].end_us = until;
+      Push(until, device.end_kind, device.end_id);
+    } else {
+      device.work_left_us -= (until - now) / slowdown;
+    }
+  }
 }
 
 void StepSimulation::EndMicrobatchOnDevice(DeviceState& device, int32_t m) {
@@ -386,7 +443,12 @@ absl::StatusOr<PipelineStepResult> StepSimulation::Run() {
   }
   double now = 0;
   for (int32_t d = 0; d < num_devices_; ++d) Dispatch(d, now);
-  while (!events_.empty()) {
+  while (true) {
+    if (working_ > 0) {
+      AdvanceWork(now,
+                  events_.empty() ? std::numeric_limits<double>::infinity() : events_.top().time);
+    }
+    if (events_.empty()) break;
     // Apply every event of this instant, then let the free devices choose.
     now = events_.top().time;
     while (!events_.empty() && events_.top().time == now) {

@@ -30,7 +30,12 @@
 //    hop_us > 0 (and whole_stages) it holds the link for bytes / bandwidth
 //    only and arrives hop_us after that;
 //  - after its last run a device runs its update once (update_us), then it is
-//    done. The step runs from the first start to the last end.
+//    done. The step runs from the first start to the last end;
+//  - devices that share a host's cores (ExecutionModel::co_run_slowdown s >
+//    1) slow each other: while k devices have a run or update in progress,
+//    each progresses at 1 / (1 + (s − 1)(k − 1)) of its speed alone, so a
+//    run's time is its busy time only while it runs alone (Note [Shared
+//    cores] in the .cc). Transfers are not slowed.
 // Simplifications, where the whole-stage simulator knows more: each
 // StageInput is its own transfer (two stages on one device reading the same
 // tensor receive it twice), and memory is only what the stages declare —

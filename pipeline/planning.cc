@@ -40,7 +40,13 @@ absl::StatusOr<PlanningProblem> PrepareProblem(const ProblemRequest& request) {
     problem = PrepareModel(request.model_path, request.shapes, *std::move(cluster), costs,
                            request.coarsen, request.step, request.load, request.on_phase, times);
   }
-  if (problem.ok()) problem->node_times = std::move(node_times);
+  if (problem.ok() && node_times) {
+    // Measured with the node times, on the host whose threads the devices are.
+    if (node_times->co_run_slowdown && problem->cluster.execution.whole_stages) {
+      problem->cluster.execution.co_run_slowdown = *node_times->co_run_slowdown;
+    }
+    problem->node_times = std::move(node_times);
+  }
   return problem;
 }
 
@@ -505,6 +511,26 @@ absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement&
     }
   }
   return device;
+}
+
+absl::StatusOr<Plan> JudgeGivenPlacement(const PlanningProblem& problem,
+                                         const NamedPlacement& placement, int microbatches,
+                                         const PlanPolicy& policy) {
+  if (!problem.model)
+    return absl::InvalidArgumentError("a placement file places a model's nodes, not a cost graph");
+  const ir::Graph& graph = problem.model->graph;
+  absl::StatusOr<std::vector<int32_t>> devices =
+      ResolveNamedPlacement(placement, graph, problem.cluster.num_devices());
+  if (!devices.ok()) return devices.status();
+  costmodel::Placement nodes{.device = passes::ColocateNonTensorValues(graph, *std::move(devices))};
+  Plan plan = JudgePlacement(problem, "given", std::move(nodes), microbatches);
+  absl::StatusOr<std::unique_ptr<TrainingStepEstimator>> estimator =
+      TrainingEstimatorFor(problem, policy, plan.microbatches);
+  if (!estimator.ok()) return estimator.status();
+  if (*estimator) {
+    if (absl::Status s = JudgePipelined(problem, **estimator, plan); !s.ok()) return s;
+  }
+  return plan;
 }
 
 }  // namespace autopar::pipeline

@@ -190,8 +190,9 @@ struct PlanPolicy {
   /// Keep the searched plan even when one device is predicted faster.
   bool allow_slower_split = false;
   /// Set: judge a model's training step as a pipeline (Note [Training
-  /// judge]); ignored for a cost graph or a one-device cluster. Split sets
-  /// it for a training request.
+  /// judge]); ignored for a cost graph or a one-device cluster.
+  /// TrainingPlanner::Policy (pipeline/split.h) sets it for a training
+  /// request: Split's, and `place`'s and `compare`'s with --loss.
   std::optional<TrainingJudge> training;
 };
 
@@ -298,6 +299,18 @@ struct NamedPlacement {
 /// [0, num_devices).
 absl::StatusOr<std::vector<int32_t>> ResolveNamedPlacement(const NamedPlacement& placement,
                                                            const ir::Graph& graph, int num_devices);
+
+/// A placement the user gave, judged as MakePlan judges a searched one
+/// (algorithm "given"), a pipelined training step included (policy.training,
+/// Note [Training judge]) but never replaced by one device: its nodes
+/// resolved on the problem's model (ResolveNamedPlacement), and nodes that
+/// read a value Send/Recv cannot carry moved to its producer
+/// (passes::ColocateNonTensorValues). The main command and `place` judge
+/// `--placement FILE` by it. InvalidArgument for a cost graph, and as
+/// ResolveNamedPlacement fails.
+absl::StatusOr<Plan> JudgeGivenPlacement(const PlanningProblem& problem,
+                                         const NamedPlacement& placement, int microbatches,
+                                         const PlanPolicy& policy = {});
 
 }  // namespace autopar::pipeline
 

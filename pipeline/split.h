@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -78,6 +79,56 @@ struct SplitResult {
 // the source model with training factors. The summary and plan.json report
 // it; the placement search still runs on the source model, its nodes charged
 // with the step's times (Note [Step times on the source]).
+
+// Note [Training plans]: a training request is planned alike by Split,
+// `place` and `compare` (TrainingPlanner): the step's models are built once;
+// over several devices the searches and the plan are judged by Note
+// [Training judge]'s estimate, made from those models' own node times; and
+// the plan's step is the split SplitTraining writes for its placement (the
+// stages costed one by one, plan.json's "training"."pipeline"."predicted"),
+// whose peak memory per device under the schedule decides whether it fits.
+
+/// The training step of one planning problem, its judge and the split of a
+/// placement. Keeps a reference to `problem`, which must outlive it.
+class TrainingPlanner {
+ public:
+  /// Builds the step's models of `problem` (a model prepared for training)
+  /// and, over several devices, the judge. Fails as BuildTrainingStep and
+  /// StepTimesBySourceNode fail.
+  static absl::StatusOr<TrainingPlanner> Create(const PlanningProblem& problem,
+                                                training::TrainingOptions options,
+                                                costmodel::PipelineSchedule schedule,
+                                                const PhaseCallback& on_phase = {});
+
+  /// `base` judging a training step over several devices as a pipeline
+  /// (Note [Training judge]); `base` itself on one device.
+  PlanPolicy Policy(PlanPolicy base) const;
+
+  /// The split SplitTraining makes of the step for `node_device` (one device
+  /// per node of the problem's model) and `microbatches`: what Split writes.
+  absl::StatusOr<SplitTrainingStep> SplitOf(const std::vector<int32_t>& node_device,
+                                            int microbatches) const;
+
+  /// Why `split` (of the `algorithm` plan) does not fit its devices under
+  /// the schedule: the first device over its memory; empty when it fits.
+  std::string Overflow(const SplitTrainingStep& split, const std::string& algorithm) const;
+
+  const training::TrainingStep& step() const { return step_; }
+  training::TrainingStep TakeStep() && { return std::move(step_); }
+  const training::TrainingOptions& options() const { return options_; }
+  costmodel::PipelineSchedule schedule() const { return schedule_; }
+
+ private:
+  TrainingPlanner(const PlanningProblem& problem, training::TrainingOptions options,
+                  costmodel::PipelineSchedule schedule)
+      : problem_(&problem), options_(std::move(options)), schedule_(schedule) {}
+
+  const PlanningProblem* problem_;
+  training::TrainingOptions options_;
+  costmodel::PipelineSchedule schedule_;
+  training::TrainingStep step_;
+  std::optional<TrainingJudge> judge_;
+};
 
 /// A training request plans the training step and writes its models; over
 /// several devices also their split into stages (pipeline/training_split.h).

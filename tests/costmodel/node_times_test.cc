@@ -106,7 +106,7 @@ constexpr char kStepFile[] = R"({
   "node_us": {"a": 10, "b": 20, "loss/x": 1, "grad/b": 30, "grad/a": 4, "update/w": 7},
   "node_origin": {"loss/x": "b", "grad/b": "b", "grad/a": "a"},
   "update_origin": {"update/w": "a", "update/const": "a"},
-  "run_us": {"gradient": 100, "update": 50}})";
+  "run_us": {"gradient": 100, "update": 50}, "co_run_slowdown": 1.25})";
 
 TEST(NodeTimesTest, ReadsAStepMeasurement) {
   absl::StatusOr<NodeTimes> times = NodeTimesFromJson(nlohmann::json::parse(kStepFile), "f");
@@ -119,10 +119,12 @@ TEST(NodeTimesTest, ReadsAStepMeasurement) {
   ASSERT_TRUE(times->run_us.has_value());
   EXPECT_DOUBLE_EQ(times->run_us->gradient_us, 100);
   EXPECT_DOUBLE_EQ(times->run_us->update_us, 50);
+  EXPECT_EQ(times->co_run_slowdown, 1.25);
   // Without "run_us" it is no step measurement; a plain map has none.
   absl::StatusOr<NodeTimes> plain = NodeTimesFromJson(nlohmann::json::parse(R"({"a": 1})"), "f");
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->run_us.has_value());
+  EXPECT_FALSE(plain->co_run_slowdown.has_value());
   EXPECT_FALSE(TrainingStepFromNodeTimes(*plain, 4).has_value());
 }
 
@@ -141,6 +143,8 @@ TEST(NodeTimesTest, BadStepFieldsAreErrors) {
               HasSubstr("\"run_us\" must be"));
   EXPECT_THAT(message(R"({"node_us": {"a": 1}, "run_us": {"gradient": 1, "update": -2}})"),
               HasSubstr("\"run_us\" must be"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1}, "co_run_slowdown": 0.5})"),
+              HasSubstr("\"co_run_slowdown\" must be a number >= 1"));
 }
 
 TEST(NodeTimesTest, StepNodesAreChargedToTheSourceNodeTheyWorkFor) {

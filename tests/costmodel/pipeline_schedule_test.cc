@@ -287,6 +287,49 @@ TEST(PipelineScheduleTest, ALinkCarriesOneTransferAtATime) {
   EXPECT_DOUBLE_EQ(r.step_us, 10 + 2000 + 10);
 }
 
+// Two forward stages with no inputs, on devices 0 and 1, of 4 and 2 µs.
+PipelineStepProblem TwoIndependentRuns() {
+  PipelineStepProblem p;
+  p.schedule = PipelineSchedule::kGPipe;
+  p.stages = {PipelineStage{.device = 0, .kind = StageKind::kForward, .compute_us = 4},
+              PipelineStage{.device = 1, .kind = StageKind::kForward, .compute_us = 2}};
+  return p;
+}
+
+TEST(PipelineScheduleTest, SharedCoresSlowRunsOnlyWhileTheyOverlap) {
+  Cluster c = TestCluster(2);
+  EXPECT_DOUBLE_EQ(Simulate(TwoIndependentRuns(), c).step_us, 4);
+  // At 1.5x while both run: the 2 µs run ends at 3, when the 4 µs one has
+  // done 2 µs of its work; it does the rest alone, ending at 5.
+  c.execution.co_run_slowdown = 1.5;
+  const PipelineStepResult r = Simulate(TwoIndependentRuns(), c);
+  EXPECT_DOUBLE_EQ(r.step_us, 5);
+  ASSERT_EQ(r.timeline.size(), 4u);  // the two runs, then each device's (empty) update
+  EXPECT_DOUBLE_EQ(r.timeline[0].end_us, 5);
+  EXPECT_DOUBLE_EQ(r.timeline[1].end_us, 3);
+  // One device alone never slows down.
+  PipelineStepProblem one = TwoIndependentRuns();
+  one.stages[1].device = 0;
+  EXPECT_DOUBLE_EQ(Simulate(one, c).step_us, 6);
+}
+
+TEST(PipelineScheduleTest, SharedCoresStretchABalancedPipelinesSteadyState) {
+  // Two devices, M = 8, forward 1 and backward 1 µs: alone the step is
+  // (M + S - 1)(f + b) = 18 µs. If the devices slow each other 2x, running
+  // both at once is no faster than one after the other: the step takes at
+  // least the total work, 32 µs, and the pipeline gains nothing.
+  Cluster c = TestCluster(2);
+  c.execution.co_run_slowdown = 2;
+  for (PipelineSchedule schedule : kBothSchedules) {
+    SCOPED_TRACE(PipelineScheduleName(schedule));
+    const PipelineStepProblem p =
+        Linear({.devices = 2, .forward_us = 1, .backward_us = 1}, 8, schedule);
+    const PipelineStepResult r = Simulate(p, c);
+    EXPECT_GE(r.step_us, 32 - 1e-9);
+    ExpectConsistent(p, c, r);
+  }
+}
+
 TEST(PipelineScheduleTest, RepeatedRunsAreIdentical) {
   const Cluster c = TestCluster(4, 2);
   const PipelineStepProblem p = Linear(
@@ -313,6 +356,7 @@ TEST(PipelineSchedulePropertyTest, RandomSplitsNeverStall) {
     const int devices = uniform(1, 4);
     Cluster c = TestCluster(devices, uniform(0, 3));
     if (trial % 3 == 0) c.execution = {.whole_stages = true, .stage_run_us = 1, .cut_us = 0.5};
+    if (trial % 4 == 1) c.execution.co_run_slowdown = 1.7;
     PipelineStepProblem p;
     p.microbatches = uniform(1, 6);
     const int forward = uniform(1, 5), backward = uniform(0, 5);

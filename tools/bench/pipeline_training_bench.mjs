@@ -17,6 +17,13 @@
 // steps + R timed ones, in its own process) in an order rotated each round;
 // a plan's measured step is the median over rounds of its rounds' medians.
 // The first round runs --check against the unsplit step.
+// This host's speed, and how much its two cores slow each other (Note
+// [Co-run slowdown] in tools/fidelity/measure_step.mjs), move by tens of
+// percent within minutes. So each round first measures the step's node times
+// again and predicts every plan's placement anew from them (the main command
+// with --placement), and a plan's error is the median over rounds of its
+// rounds' pred/meas − 1: each prediction is set against the measurements
+// taken right after it.
 // Run by scripts/bench_training.sh --pipeline, which exports the models.
 //
 //   node tools/bench/pipeline_training_bench.mjs MODEL.onnx... --work DIR
@@ -99,10 +106,11 @@ function benchModel(o, model) {
   const times = join(dir, 'node_times.json');
   run(process.execPath, [NODE_TIMES_TOOL, join(dir, 'one'), '-o', times], `measuring ${name}'s step models`);
 
-  const common = ['--cluster', o.cluster, ...o.calibration, '--microbatches', String(o.microbatches), '--node-times', times];
+  const common = ['--cluster', o.cluster, ...o.calibration, '--microbatches', String(o.microbatches)];
+  const searchFlags = [...common, '--node-times', times];
   const plans = [];
   for (const algo of o.algos) {
-    const flags = [...common, '--algo', algo, '--schedule', '1f1b'];
+    const flags = [...searchFlags, '--algo', algo, '--schedule', '1f1b'];
     if (algo === 'tga') flags.push('--max-generations', String(o.tgaGenerations), '--seed', '1');
     // Each algorithm's own split, even one predicted slower than one device.
     if (algo !== 'single') flags.push('--allow-slower-split');
@@ -113,12 +121,27 @@ function benchModel(o, model) {
       stages: p ? p.stages.filter((s) => s.kind !== 'update').length : 2,
       predicted_us: p ? p.predicted.step_us : NaN, peak: p ? p.predicted.peak_memory_bytes : [], rounds: [] });
   }
-  // Rounds, interleaved; the first checks against the unsplit step.
+  // The placement of `plan` predicted from the node times in `file`.
+  const predict = (plan, file, r) => {
+    const out = join(dir, `predict_r${r}`);
+    const again = writeStep(o, model, out, [...common, '--node-times', file, '--placement', join(plan.out, 'plan.json'),
+      '--schedule', plan.schedule]);
+    return again.training.pipeline?.predicted.step_us ?? NaN;
+  };
+  // Rounds, interleaved; each measures the node times and predicts first;
+  // the first checks against the unsplit step.
   const measureAll = (list, rounds) => {
     for (let r = 0; r < rounds; r++) {
+      const roundTimes = join(dir, `node_times_r${r}.json`);
+      run(process.execPath, [NODE_TIMES_TOOL, join(dir, 'one'), '-o', roundTimes], `measuring ${name}'s step models (round ${r + 1})`);
+      const slowdown = JSON.parse(readFileSync(roundTimes, 'utf8')).co_run_slowdown;
+      process.stderr.write(`  ${name} round ${r + 1}: co-run slowdown ${slowdown?.toFixed(2)}\n`);
+      for (const plan of list) plan.predictions = [...(plan.predictions ?? []), predict(plan, roundTimes, r)];
       for (let k = 0; k < list.length; k++) {
         const plan = list[(k + r) % list.length];
         const once = trainOnce(o, plan.out, r === 0);
+        once.predicted_us = plan.predictions[r];
+        once.co_run_slowdown = slowdown;
         if (r === 0) {
           plan.check = once.check;
           plan.max_stashes = once.max_stashes;
@@ -130,7 +153,10 @@ function benchModel(o, model) {
     for (const plan of list) {
       plan.measured_ms = median(plan.rounds.map((x) => x.step_ms));
       plan.cpu_share = median(plan.rounds.map((x) => x.cpu_share ?? NaN));
-      plan.err = plan.predicted_us / 1000 / plan.measured_ms - 1;
+      plan.searched_us = plan.predicted_us;
+      plan.predicted_us = median(plan.rounds.map((x) => x.predicted_us));
+      plan.err = median(plan.rounds.map((x) => x.predicted_us / 1000 / x.step_ms - 1));
+      plan.co_run = plan.rounds.map((x) => x.co_run_slowdown);
     }
   };
   // Algorithms that return the same placement share one measurement: on a
@@ -145,8 +171,7 @@ function benchModel(o, model) {
   measureAll([...distinct.values()], o.rounds);
   for (const plan of plans) {
     if (plan.same_as === plan) continue;
-    for (const k of ['measured_ms', 'cpu_share', 'check', 'max_stashes', 'rounds']) plan[k] = plan.same_as[k];
-    plan.err = plan.predicted_us / 1000 / plan.measured_ms - 1;
+    for (const k of ['measured_ms', 'cpu_share', 'check', 'max_stashes', 'rounds', 'predicted_us', 'err', 'co_run']) plan[k] = plan.same_as[k];
     plan.name = `${plan.algo} (= ${plan.same_as.algo})`;
   }
 
@@ -158,7 +183,7 @@ function benchModel(o, model) {
     // The same placement (its plan.json's node_to_device), so that only the
     // schedule differs.
     const out = join(dir, `${best.algo}_gpipe`);
-    const flags = [...common, '--placement', join(best.out, 'plan.json'), '--schedule', 'gpipe'];
+    const flags = [...searchFlags, '--placement', join(best.out, 'plan.json'), '--schedule', 'gpipe'];
     const plan = writeStep(o, model, out, flags);
     const p = plan.training.pipeline;
     gpipe = { name: `${best.algo} (gpipe)`, algo: best.algo, schedule: 'gpipe', out, devices: p.devices.length,
@@ -175,14 +200,17 @@ const mib = (b) => (b / (1 << 20)).toFixed(1);
 
 function markdown(results, o, host) {
   const lines = [`# Pipeline training on ${o.cluster}, M = ${o.microbatches}, 1F1B`, '',
-    `${host}; ${o.rounds} rounds of ${o.warmup} warm-up + ${o.steps} timed steps per plan; node times measured on this host.`, '',
-    '| model | plan | devices | stages | predicted ms | measured ms | pred/meas − 1 | cpu share | check |',
-    '|---|---|---|---|---|---|---|---|---|'];
+    `${host}; ${o.rounds} rounds of ${o.warmup} warm-up + ${o.steps} timed steps per plan; node times measured on this host ` +
+    'before the search and again before each round; predicted = median of the rounds\' predictions, measured = median of the ' +
+    'rounds\' medians, pred/meas − 1 = median over rounds; co-run = the slowdown of two devices at once measured in each round.', '',
+    '| model | plan | devices | stages | predicted ms | measured ms | pred/meas − 1 | co-run | cpu share | check |',
+    '|---|---|---|---|---|---|---|---|---|---|'];
   const errs = [];
   for (const r of results) {
     for (const p of [...r.plans, ...(r.gpipe ? [r.gpipe] : [])]) {
       if (p.schedule === '1f1b') errs.push(Math.abs(p.err));
-      lines.push(`| ${r.name} | ${p.name} | ${p.devices} | ${p.stages} | ${ms(p.predicted_us / 1000)} | ${ms(p.measured_ms)} | ${pct(p.err)} | ${p.cpu_share?.toFixed(2)} | ${p.check} |`);
+      const coRun = (p.co_run ?? []).map((x) => x?.toFixed(2)).join(', ');
+      lines.push(`| ${r.name} | ${p.name} | ${p.devices} | ${p.stages} | ${ms(p.predicted_us / 1000)} | ${ms(p.measured_ms)} | ${pct(p.err)} | ${coRun} | ${p.cpu_share?.toFixed(2)} | ${p.check} |`);
     }
   }
   lines.push('', `Prediction: median |pred/meas − 1| ${pct(median(errs))}, worst ${pct(Math.max(...errs))} over ${errs.length} 1F1B plans.`, '',

@@ -129,6 +129,27 @@ absl::StatusOr<std::optional<training::TrainingOptions>> TrainingOptionsFromArgs
   return options;
 }
 
+absl::StatusOr<std::optional<PipelinedTraining>> PipelinedTrainingFromArgs(
+    const ParsedArgs& args, const costmodel::StepOptions& step) {
+  if (step.mode == costmodel::StepMode::kTraining && !args.Has("loss")) {
+    for (const FlagSpec& spec : TrainingFlagSpecs()) {
+      if (args.Has(spec.name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", spec.name,
+            " needs --loss: without it a training step is judged fused, not as a pipeline"));
+      }
+    }
+    return std::nullopt;
+  }
+  absl::StatusOr<std::optional<training::TrainingOptions>> options =
+      TrainingOptionsFromArgs(args, step);
+  if (!options.ok()) return options.status();
+  if (!*options) return std::nullopt;
+  absl::StatusOr<costmodel::PipelineSchedule> schedule = PipelineScheduleFromArgs(args);
+  if (!schedule.ok()) return schedule.status();
+  return PipelinedTraining{.options = **std::move(options), .schedule = *schedule};
+}
+
 std::string StepDescription(const costmodel::StepOptions& step) {
   if (step.mode == costmodel::StepMode::kInference) return "inference";
   return absl::StrCat("training (", std::string(costmodel::OptimizerName(step.optimizer)), ")");

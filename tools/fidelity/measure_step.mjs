@@ -23,12 +23,15 @@
 // state, fetching gradients and new weights), so that node times + run cost
 // = the model's time in the step (Note [Profiler cost]); "node_origin" and
 // "update_origin" are plan.json's, so that planning charges each step node
-// to the source node it works for. Also: each model's wall time, node sum and
-// node count, threads, runs and cpu_share.
+// to the source node it works for; "co_run_slowdown" is how much slower the
+// gradient model runs beside a copy of itself on another thread of this host
+// (Note [Co-run slowdown]). Also: each model's wall time, node sum and node
+// count, threads, runs and cpu_share.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { badInput, internal } from '../runner/errors.mjs';
 import { loadTrainingPlan } from '../runner/training_plan.mjs';
 import { createSession, runSession } from '../runner/ort_session.mjs';
@@ -103,6 +106,60 @@ async function stepLoop(plan, o, data, initial) {
   }
 }
 
+// Note [Co-run slowdown]: the devices of `cpu:KxT` are threads of this host,
+// and two of them running at once need not each run as fast as one alone:
+// they share caches and memory bandwidth, and on a virtual machine two vCPUs
+// may be two hardware threads of one core or be scheduled on whatever the
+// hypervisor has free (on the 2-vCPU machines this was built on, a spin loop
+// ran 1.1-2.2x slower beside a copy of itself, from one minute to the next).
+// A split's stages overlap, so the planner needs that factor, measured at the
+// time the node times are: the gradient model's plain run alone, then while
+// a worker thread runs the same model on the same inputs, then alone again;
+// co_run_slowdown = median(paired) / median(both alone runs), at least 1.
+// The pipeline step simulator applies it (costmodel/pipeline_schedule.h).
+const CO_RUN_WORKER = fileURLToPath(new URL('./co_run_worker.mjs', import.meta.url));
+
+/** Times `runs` plain runs of `session` on `feeds` (µs each). */
+async function timeRuns(session, feeds, runs, label) {
+  const us = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await runSession(session, feeds, undefined, label);
+    us.push((performance.now() - t0) * 1000);
+  }
+  return us;
+}
+
+/** Note [Co-run slowdown]: {slowdown, alone_us, paired_us, runs}. */
+export async function coRunProbe(model, feeds, { threads, runs }) {
+  const session = await createSession(model, { threads });
+  try {
+    await timeRuns(session, feeds, 1, 'co-run probe (warm-up)');
+    const alone = await timeRuns(session, feeds, runs, 'co-run probe (alone)');
+    const stop = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(CO_RUN_WORKER, { workerData: { model, feeds, threads, stop } });
+    const failed = new Promise((_, reject) => {
+      worker.on('error', (e) => reject(internal(`co-run probe of ${model}: ${e.message}`)));
+    });
+    const message = (what) => Promise.race([failed, new Promise((ok) => worker.on('message', (m) => m === what && ok()))]);
+    let paired;
+    try {
+      await message('ready');
+      paired = await Promise.race([failed, timeRuns(session, feeds, runs, 'co-run probe (paired)')]);
+    } finally {
+      Atomics.store(stop, 0, 1);
+      await message('done').catch(() => {});
+      await worker.terminate();
+    }
+    alone.push(...(await timeRuns(session, feeds, runs, 'co-run probe (alone)')));
+    const a = median(alone);
+    const p = median(paired);
+    return { slowdown: Math.max(1, p / a), alone_us: a, paired_us: p, runs };
+  } finally {
+    await session.release().catch(() => {});
+  }
+}
+
 /**
  * One model's share of the file: its node times and its fixed per-run cost.
  * Note [Profiler cost]: on a step model of thousands of small nodes the
@@ -158,6 +215,7 @@ export async function measureStep(outDir, opts) {
   const { walls, first } = await stepLoop(plan, o, data, await initialWeights(plan, o));
   const gradient = modelTimes(await measureModel(plan.models.gradient, { ...o, inputs: first.gradient }), walls.gradient);
   const update = modelTimes(await measureModel(plan.models.update, { ...o, inputs: first.update }), walls.update);
+  const coRun = await coRunProbe(plan.models.gradient, first.gradient, { threads: o.threads, runs: Math.max(5, Math.ceil(o.runs / 2)) });
   const both = Object.keys(update.node_us).filter((n) => n in gradient.node_us);
   if (both.length > 0) throw internal(`the gradient and update models both have a node '${both[0]}': their times cannot share one file`);
   return {
@@ -169,6 +227,8 @@ export async function measureStep(outDir, opts) {
     seed: o.seed,
     cpu_share: Math.min(gradient.summary.cpu_share, update.summary.cpu_share),
     run_us: { gradient: gradient.summary.run_us, update: update.summary.run_us },
+    co_run_slowdown: coRun.slowdown,
+    co_run: { alone_us: coRun.alone_us, paired_us: coRun.paired_us, runs: coRun.runs },
     models: { gradient: gradient.summary, update: update.summary },
     node_us: { ...gradient.node_us, ...update.node_us },
     node_origin: raw.node_origin ?? {},
@@ -185,8 +245,9 @@ const USAGE = `usage: node tools/fidelity/measure_step.mjs OUT_DIR -o STEP_TIMES
   --int-range LO,HI integer data inputs other than labels (default [0, classes))
   -o, --output F    write the node-times file there (default: stdout)
   --verbose         ORT warnings
-writes "node_us" of both models, "run_us": {"gradient", "update"}, "node_origin"
-and "update_origin": onnx-autopar MODEL ... --mode training --node-times F`;
+writes "node_us" of both models, "run_us": {"gradient", "update"}, "node_origin",
+"update_origin" and "co_run_slowdown" (two devices of this host at once):
+onnx-autopar MODEL ... --mode training --node-times F`;
 
 async function main(argv) {
   const { values: v, positionals } = parseCli(argv, { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' } });
@@ -202,7 +263,8 @@ async function main(argv) {
   const ms = (us) => (us / 1000).toFixed(3);
   return {
     text: `gradient model: ${g.nodes} nodes ${ms(g.nodes_us)} ms + run ${ms(g.run_us)} ms; ` +
-      `update model: ${u.nodes} nodes ${ms(u.nodes_us)} ms + run ${ms(u.run_us)} ms; written to ${v.output}`,
+      `update model: ${u.nodes} nodes ${ms(u.nodes_us)} ms + run ${ms(u.run_us)} ms; ` +
+      `co-run slowdown ${out.co_run_slowdown.toFixed(2)}; written to ${v.output}`,
   };
 }
 

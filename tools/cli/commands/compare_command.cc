@@ -20,6 +20,8 @@
 #include "tools/cli/cluster_flags.h"
 #include "tools/cli/commands/place_command.h"
 #include "tools/cli/exit_codes.h"
+#include "tools/cli/mode_flags.h"
+#include "tools/cli/pipelined_plans.h"
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
@@ -36,6 +38,7 @@ constexpr char kUsage[] =
                             [--report FILE.html] [--microbatches M|auto] [--max-microbatches K] [--seed N]
                             [--time-budget 10s] [--max-generations N] [--threads N] [--quiet]
                             [--mode inference|training] [--optimizer sgd|momentum|adam|adamw]
+                            [--loss SPEC] [--schedule gpipe|1f1b] [--freeze REGEX] ...
                             [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                             [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
        onnx-autopar compare --costgraph GRAPH.json [--devices N --memory-per-device SIZE | --cluster ...]
@@ -61,6 +64,15 @@ that M (JSON: "microbatches_search").
 --seed, --time-budget, --max-generations and --threads apply to every
 algorithm (iterative ones use the budget; one-shot ones ignore it).
 
+--mode training compares plans of a training step. Without --loss the step
+is the fused one: forward, backward and update of each unit in one list
+schedule. With --loss SPEC (as the main command's) and several devices, each
+row is judged as the pipeline the main command writes: the search optimises
+the pipelined step's estimate under --schedule (1f1b, the default, or gpipe),
+and the row's step and peak memory are those of the split the main command
+makes of its placement (plan.json's training.pipeline.predicted); the JSON
+rows add each device's peak and the split's stages, estimate and fused step.
+
 --report FILE.html also writes the comparison as a self-contained HTML page:
 the table, with --microbatches auto the micro-batch curve (charts of time per
 sample and peak memory per device against M, and its table), and below them
@@ -78,6 +90,7 @@ examples:
   onnx-autopar compare bert.onnx --cluster 2x4xA100-nvlink-pcie --algos sgp,heft --format json
   onnx-autopar compare --costgraph graph.json --devices 8 --memory-per-device 16GiB --format csv
   onnx-autopar compare resnet50.onnx --algos sgp,tga,heft --max-generations 50 --report cmp.html
+  onnx-autopar compare resnet18.onnx --cluster cpu:2x1 --mode training --loss cross-entropy:191 --microbatches 8
 )";
 
 /// One algorithm's outcome.
@@ -90,6 +103,9 @@ struct Row {
   bool infeasible = false;  // the error is "no plan within memory"
   double search_time_ms = 0;
   bool best = false;
+  /// With --loss over several devices: the plan's split, which its step and
+  /// memory are (tools/cli/pipelined_plans.h).
+  std::optional<SplitStepView> split;
 
   bool feasible() const { return plan && !plan->simulation.memory_overflow; }
 };
@@ -187,7 +203,10 @@ bool OneDeviceHoldsIt(const pipeline::PlanningProblem& problem) {
 
 std::vector<Row> RunAll(const pipeline::PlanningProblem& problem,
                         const std::vector<std::string>& algorithms,
-                        const search::SearchOptions& options, const costmodel::LowerBound& bound) {
+                        const search::SearchOptions& options, const costmodel::LowerBound& bound,
+                        PipelinedPlans* pipelined) {
+  pipeline::PlanPolicy policy{.allow_slower_split = true};
+  if (pipelined) policy = pipelined->Policy(policy);
   std::vector<Row> rows;
   for (const std::string& algorithm : algorithms) {
     Row row;
@@ -198,7 +217,16 @@ std::vector<Row> RunAll(const pipeline::PlanningProblem& problem,
     // show what one device would do (pipeline/planning.h, Note [Do not
     // split]).
     absl::StatusOr<pipeline::Plan> plan =
-        pipeline::MakePlan(problem, algorithm, options, {}, &bound, {.allow_slower_split = true});
+        pipeline::MakePlan(problem, algorithm, options, {}, &bound, policy);
+    // With --loss, the plan as the main command writes it: its split.
+    if (plan.ok() && pipelined) {
+      absl::StatusOr<std::optional<SplitStepView>> split = pipelined->Adopt(*plan);
+      if (split.ok()) {
+        row.split = *std::move(split);
+      } else {
+        plan = split.status();
+      }
+    }
     if (plan.ok()) {
       row.search_time_ms = plan->search_time_ms;
       row.plan = *std::move(plan);
@@ -231,7 +259,8 @@ std::string Status(const Row& row) {
 
 nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
                                    const std::vector<Row>& rows, int microbatches,
-                                   const costmodel::LowerBound& bound) {
+                                   const costmodel::LowerBound& bound,
+                                   const std::optional<PipelinedTraining>& training) {
   const costmodel::CostGraph& units = problem.units();
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   nlohmann::ordered_json best = nullptr, single_device_step_us = nullptr;
@@ -250,6 +279,13 @@ nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
       r["feasible"] = row.feasible();
       r["cut_edges"] = plan.cut_edges;
       r["comm_bytes"] = plan.simulation.comm_bytes;
+      if (problem.step.mode == costmodel::StepMode::kTraining) {
+        nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
+        for (const costmodel::DeviceUsage& u : plan.simulation.devices)
+          peaks.push_back(u.peak_memory_bytes);
+        r["device_peak_memory_bytes"] = std::move(peaks);
+        r["pipeline"] = SplitStepJson(row.split);
+      }
       single_device_step_us = plan.single_device_step_us;
     } else {
       for (const char* key :
@@ -276,14 +312,22 @@ nlohmann::ordered_json CompareJson(const pipeline::PlanningProblem& problem,
                        {"beats_every_split", all->beats_every_split},
                        {"best", false}});
   }
-  return {{"units", units.num_units()},
-          {"devices", problem.cluster.num_devices()},
-          {"microbatches", microbatches},
-          {"costs", costmodel::CostSourceJson(problem.cost_source)},
-          {"lower_bound_us", bound.bound_us},
-          {"single_device_step_us", single_device_step_us},
-          {"best", best},
-          {"results", results}};
+  nlohmann::ordered_json json = {{"units", units.num_units()},
+                                 {"devices", problem.cluster.num_devices()},
+                                 {"microbatches", microbatches},
+                                 {"costs", costmodel::CostSourceJson(problem.cost_source)}};
+  if (problem.step.mode == costmodel::StepMode::kTraining) {
+    const bool split = training && problem.cluster.num_devices() > 1;
+    json["step_judged"] = split ? "pipeline" : "fused";
+    json["schedule"] = split ? nlohmann::ordered_json(
+                                   std::string(costmodel::PipelineScheduleName(training->schedule)))
+                             : nlohmann::ordered_json();
+  }
+  json["lower_bound_us"] = bound.bound_us;
+  json["single_device_step_us"] = single_device_step_us;
+  json["best"] = best;
+  json["results"] = std::move(results);
+  return json;
 }
 
 std::string CsvField(const std::string& text) {
@@ -322,7 +366,8 @@ std::string CompareCsv(const pipeline::PlanningProblem& problem, const std::vect
 }
 
 std::string CompareTable(const pipeline::PlanningProblem& problem, const std::vector<Row>& rows,
-                         int microbatches, const costmodel::LowerBound& bound) {
+                         int microbatches, const costmodel::LowerBound& bound,
+                         const std::optional<PipelinedTraining>& training) {
   const costmodel::CostGraph& units = problem.units();
   std::string text =
       absl::StrFormat("%u units on %d devices; lower bound %.1f us\n", units.num_units(),
@@ -376,6 +421,10 @@ std::string CompareTable(const pipeline::PlanningProblem& problem, const std::ve
   absl::StrAppendFormat(&text, "node times: %s; %d %s per step\n",
                         CostSourceText(problem.cost_source), microbatches,
                         microbatches == 1 ? "micro-batch" : "micro-batches");
+  if (problem.step.mode == costmodel::StepMode::kTraining) {
+    absl::StrAppend(&text, TrainingStepLine(training, problem.cluster.num_devices(), microbatches),
+                    "\n");
+  }
   if (!notes.empty()) absl::StrAppend(&text, "no plan:\n");
   for (const auto& [algorithms, error] : notes)
     absl::StrAppend(&text, "  ", algorithms, ": ", error, "\n");
@@ -413,7 +462,8 @@ absl::Status WriteReport(const std::string& path, const std::string& model,
                                   .unit_costs = node_costs,
                                   .simulation = &plan.simulation,
                                   .transfers = transfers[i],
-                                  .convergence = plan.progress};
+                                  .convergence = plan.progress,
+                                  .training_split = row.split ? row.split->split : nullptr};
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << RenderComparisonReport(model, plans, microbatch_search);
@@ -431,6 +481,7 @@ int RunCompareCommand(const std::vector<std::string>& args) {
     // compare always shows each algorithm's own plan (below, RunAll).
     if (s.name != "algo" && s.name != "allow-slower-split") specs.push_back(s);
   }
+  for (const FlagSpec& s : TrainingFlagSpecs()) specs.push_back(s);
   for (const char* name : {"algos", "format", "report"}) specs.push_back({name, true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
@@ -453,6 +504,9 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  absl::StatusOr<std::optional<PipelinedTraining>> training =
+      PipelinedTrainingFromArgs(*parsed, request->step);
+  if (!training.ok()) return UsageError(training.status().message(), kUsage);
   ProgressReporter progress(search->quiet);
   AttachProgress(progress, *request);
   absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
@@ -461,13 +515,23 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   if (problem->model) PrintEstimates(problem->model->estimates);
   const std::vector<std::string> algorithms =
       *AlgorithmsFromFlag(algos_flag, OneDeviceHoldsIt(*problem));
+  // With --loss, every plan is judged as the main command's split (Note
+  // [Training plans] in pipeline/split.h).
+  std::optional<PipelinedPlans> pipelined;
+  if (*training) {
+    absl::StatusOr<PipelinedPlans> created = PipelinedPlans::Create(*problem, **training);
+    if (!created.ok()) return ReportError(created.status());
+    pipelined = *std::move(created);
+  }
+  pipeline::PlanPolicy auto_policy{.allow_slower_split = true};
+  if (pipelined) auto_policy = pipelined->Policy(auto_policy);
 
   // --microbatches auto: SGP's curve chooses M once, and every algorithm is
   // compared at that M (pipeline/planning.h, Note [Micro-batches auto]).
   std::optional<pipeline::MicrobatchChoice> choice;
   if (search->auto_microbatches) {
     absl::StatusOr<pipeline::MicrobatchChoice> chosen = pipeline::ChooseMicrobatches(
-        *problem, "sgp", search->options, *search->auto_microbatches, {.allow_slower_split = true});
+        *problem, "sgp", search->options, *search->auto_microbatches, auto_policy);
     if (!chosen.ok()) return ReportError(chosen.status());
     chosen->plan = {};
     choice = *std::move(chosen);
@@ -477,16 +541,19 @@ int RunCompareCommand(const std::vector<std::string>& args) {
   // One bound for every row and the summary: it takes tens of ms on 10k nodes.
   const costmodel::LowerBound bound = costmodel::ComputeLowerBound(
       problem->node_graph(), problem->cluster, search->options.microbatches);
-  const std::vector<Row> rows = RunAll(*problem, algorithms, search->options, bound);
+  const std::vector<Row> rows =
+      RunAll(*problem, algorithms, search->options, bound, pipelined ? &*pipelined : nullptr);
   progress.Finish();
   if (format == "json") {
-    nlohmann::ordered_json json = CompareJson(*problem, rows, search->options.microbatches, bound);
+    nlohmann::ordered_json json =
+        CompareJson(*problem, rows, search->options.microbatches, bound, *training);
     if (choice) json["microbatches_search"] = MicrobatchCurveJson(*choice);
     std::printf("%s\n", json.dump(2).c_str());
   } else if (format == "csv") {
     std::fputs(CompareCsv(*problem, rows).c_str(), stdout);
   } else {
-    std::fputs(CompareTable(*problem, rows, search->options.microbatches, bound).c_str(), stdout);
+    std::fputs(CompareTable(*problem, rows, search->options.microbatches, bound, *training).c_str(),
+               stdout);
     if (choice) std::fputs(MicrobatchCurveText(*choice).c_str(), stdout);
   }
   if (std::optional<std::string> report = parsed->Get("report")) {

@@ -8,10 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/artifacts/dot_export.h"
+#include "tools/artifacts/placement_file.h"
 #include "tools/cli/cli_output.h"
 #include "tools/cli/cluster_flags.h"
 #include "tools/cli/exit_codes.h"
 #include "tools/cli/mode_flags.h"
+#include "tools/cli/pipelined_plans.h"
 #include "tools/cli/problem_flags.h"
 #include "tools/cli/progress_reporter.h"
 #include "tools/cli/search_flags.h"
@@ -28,6 +30,9 @@ constexpr char kUsage[] =
                           [--threads N] [--quiet] [--allow-slower-split]
                           [--mode inference|training]
                           [--optimizer sgd|momentum|adam|adamw]
+                          [--loss SPEC] [--schedule gpipe|1f1b] [--labels NAME] [--freeze REGEX]
+                          [--learning-rate X] [--momentum X] [--betas B1,B2] [--eps X]
+                          [--weight-decay X] [--placement FILE]
                           [--format text|json] [--dot FILE]
                           [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                           [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -48,7 +53,19 @@ m-sct, m-topo, heft, cpop, pipeline-dp, round-robin or single.
 --mode training plans a training step: forward + backward + the optimizer's
 update per unit, and per device the weights with their gradients and optimizer
 state (--optimizer, default adam) and the activations kept for the backward
-pass.
+pass. That is the fused step: forward, backward and update of each unit in
+one list schedule. With --loss SPEC (as the main command's: output:NAME,
+cross-entropy:LOGITS or mse:OUTPUT) and several devices, the step is judged
+as the pipeline the main command writes: the search optimises the pipelined
+step's estimate under --schedule (1f1b, the default, or gpipe), and the plan's
+step, peak memory and busy time per device are those of the split the main
+command makes of the placement (plan.json's training.pipeline.predicted).
+The other training flags (--freeze, --labels, the optimizer's) are the main
+command's and need --loss.
+
+--placement FILE judges this placement instead of searching one: a plan.json
+(its node_to_device) or a JSON object node -> device; in training mode with
+--loss, as a pipeline too.
 
 --dot FILE also writes the placed (coarsened) graph as GraphViz: units
 coloured by device, edges that cross devices bold with their bytes.
@@ -77,6 +94,7 @@ examples:
   onnx-autopar place resnet50.onnx --devices 4 --device V100
   onnx-autopar place bert.onnx --cluster 2x4xA100-nvlink-pcie --format json
   onnx-autopar place resnet50.onnx --devices 2 --device T4 --mode training
+  onnx-autopar place resnet18.onnx --cluster cpu:2x1 --mode training --loss cross-entropy:191 --microbatches 8
   onnx-autopar place resnet50.onnx --devices 4 --dot plan.dot
   onnx-autopar place --costgraph graph.json --devices 8 --memory-per-device 16GiB
 )";
@@ -155,7 +173,8 @@ nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& cho
 }
 
 nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
-                                       const pipeline::Plan& plan) {
+                                       const pipeline::Plan& plan,
+                                       const std::optional<SplitStepView>& split) {
   const costmodel::SimulationResult& sim = plan.simulation;
   nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
   nlohmann::ordered_json capacities = nlohmann::ordered_json::array();
@@ -174,33 +193,47 @@ nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
   } else {
     for (uint32_t u = 0; u < node_device.size(); ++u) placement[absl::StrCat(u)] = node_device[u];
   }
-  return {{"algorithm", plan.algorithm},
-          {"mode", std::string(costmodel::StepModeName(problem.step.mode))},
-          {"search_time_ms", plan.search_time_ms},
-          {"step_time_us", sim.step_time_us},
-          {"lower_bound_us", plan.lower_bound.bound_us},
-          {"ratio_to_lower_bound", Ratio(sim.step_time_us, plan.lower_bound.bound_us)},
-          {"single_device_step_us", plan.single_device_step_us},
-          {"speedup", Ratio(plan.single_device_step_us, sim.step_time_us)},
-          {"split_predicted_slower", OneDeviceVerdictJson(problem, plan)},
-          {"feasible", !sim.memory_overflow},
-          {"units", problem.units().num_units()},
-          {"peak_memory_bytes", peaks},
-          {"memory_capacity_bytes", capacities},
-          {"busy_us", busy},
-          {"cut_edges", plan.cut_edges},
-          {"comm_bytes", sim.comm_bytes},
-          {"microbatches", plan.microbatches},
-          {"costs", costmodel::CostSourceJson(problem.cost_source)},
-          {"placement", placement}};
+  nlohmann::ordered_json json = {
+      {"algorithm", plan.algorithm},
+      {"mode", std::string(costmodel::StepModeName(problem.step.mode))},
+      {"search_time_ms", plan.search_time_ms},
+      {"step_time_us", sim.step_time_us},
+      {"lower_bound_us", plan.lower_bound.bound_us},
+      {"ratio_to_lower_bound", Ratio(sim.step_time_us, plan.lower_bound.bound_us)},
+      {"single_device_step_us", plan.single_device_step_us},
+      {"speedup", Ratio(plan.single_device_step_us, sim.step_time_us)},
+      {"split_predicted_slower", OneDeviceVerdictJson(problem, plan)},
+      {"feasible", !sim.memory_overflow},
+      {"units", problem.units().num_units()},
+      {"peak_memory_bytes", peaks},
+      {"memory_capacity_bytes", capacities},
+      {"busy_us", busy},
+      {"cut_edges", plan.cut_edges},
+      {"comm_bytes", sim.comm_bytes},
+      {"microbatches", plan.microbatches},
+      {"costs", costmodel::CostSourceJson(problem.cost_source)}};
+  if (problem.step.mode == costmodel::StepMode::kTraining) {
+    json["step_judged"] = split ? "pipeline" : "fused";
+    json["pipeline"] = SplitStepJson(split);
+  }
+  json["placement"] = std::move(placement);
+  return json;
 }
 
-std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan) {
+std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan,
+                     const std::optional<PipelinedTraining>& training,
+                     const std::optional<SplitStepView>& split) {
   const costmodel::SimulationResult& sim = plan.simulation;
   std::string text;
   absl::StrAppendFormat(&text, "algorithm     %s (%.1f ms search, %u units)\n", plan.algorithm,
                         plan.search_time_ms, problem.units().num_units());
   absl::StrAppendFormat(&text, "step          %s\n", StepDescription(problem.step));
+  if (problem.step.mode == costmodel::StepMode::kTraining) {
+    absl::StrAppendFormat(
+        &text, "judged        %s\n",
+        TrainingStepLine(training, problem.cluster.num_devices(), plan.microbatches));
+  }
+  if (split) absl::StrAppendFormat(&text, "pipeline      %s\n", SplitStepText(*split));
   absl::StrAppendFormat(&text, "node times    %s\n", CostSourceText(problem.cost_source));
   absl::StrAppendFormat(
       &text, "step time     %.1f us  (lower bound %.1f us, ratio %.2f; %.2fx over one device)\n",
@@ -230,8 +263,10 @@ std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::P
 int RunPlaceCommand(const std::vector<std::string>& args) {
   std::vector<FlagSpec> specs = ProblemFlagSpecs(/*accept_cost_graph=*/true);
   for (const FlagSpec& s : SearchFlagSpecs()) specs.push_back(s);
+  for (const FlagSpec& s : TrainingFlagSpecs()) specs.push_back(s);
   specs.push_back({"format", true});
   specs.push_back({"dot", true});
+  specs.push_back({"placement", true});
   specs.push_back({"help", false});
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, specs);
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -250,17 +285,46 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   absl::StatusOr<pipeline::ProblemRequest> request =
       ProblemRequestFromArgs(*parsed, /*accept_cost_graph=*/true);
   if (!request.ok()) return UsageError(request.status().message(), kUsage);
+  absl::StatusOr<std::optional<PipelinedTraining>> training =
+      PipelinedTrainingFromArgs(*parsed, request->step);
+  if (!training.ok()) return UsageError(training.status().message(), kUsage);
+  std::optional<pipeline::NamedPlacement> given;
+  if (std::optional<std::string> file = parsed->Get("placement")) {
+    if (request->cost_graph_path)
+      return UsageError("--placement places a model's nodes; give a model, not --costgraph",
+                        kUsage);
+    if (search->auto_microbatches) {
+      return UsageError(
+          "--microbatches auto chooses the count with a searched placement; give --placement a "
+          "fixed --microbatches M",
+          kUsage);
+    }
+    absl::StatusOr<pipeline::NamedPlacement> read = ReadPlacementFile(*file);
+    if (!read.ok()) return ReportError(read.status());
+    given = *std::move(read);
+  }
   ProgressReporter progress(search->quiet);
   AttachProgress(progress, *request);
   absl::StatusOr<pipeline::PlanningProblem> problem = pipeline::PrepareProblem(*request);
   progress.Finish();
   if (!problem.ok()) return ReportError(problem.status());
   if (problem->model) PrintEstimates(problem->model->estimates);
+  // With --loss, plans are judged as the main command's split (Note
+  // [Training plans] in pipeline/split.h).
+  std::optional<PipelinedPlans> pipelined;
+  if (*training) {
+    absl::StatusOr<PipelinedPlans> created = PipelinedPlans::Create(*problem, **training);
+    if (!created.ok()) return ReportError(created.status());
+    pipelined = *std::move(created);
+  }
   search->options.on_progress = progress.Callback(search->options.time_budget_s);
-  const pipeline::PlanPolicy policy{.allow_slower_split = search->allow_slower_split};
+  pipeline::PlanPolicy policy{.allow_slower_split = search->allow_slower_split};
+  if (pipelined) policy = pipelined->Policy(policy);
   std::optional<pipeline::MicrobatchChoice> choice;
   absl::StatusOr<pipeline::Plan> plan = absl::UnknownError("no plan");
-  if (search->auto_microbatches) {
+  if (given) {
+    plan = pipeline::JudgeGivenPlacement(*problem, *given, search->options.microbatches, policy);
+  } else if (search->auto_microbatches) {
     absl::StatusOr<pipeline::MicrobatchChoice> chosen = pipeline::ChooseMicrobatches(
         *problem, search->algorithm, search->options, *search->auto_microbatches, policy);
     if (chosen.ok()) {
@@ -274,18 +338,29 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
   }
   progress.Finish();
   if (!plan.ok()) return ReportError(plan.status());
+  std::optional<SplitStepView> split;
+  if (pipelined) {
+    absl::StatusOr<std::optional<SplitStepView>> adopted = pipelined->Adopt(*plan);
+    if (!adopted.ok()) return ReportError(adopted.status());
+    split = *std::move(adopted);
+  }
   if (std::optional<std::string> dot_path = parsed->Get("dot")) {
-    absl::StatusOr<std::string> dot = PlacementToDot(problem->units(), plan->unit_placement.device,
-                                                     DeviceNames(problem->cluster));
+    // The graph the search placed; a given placement is drawn node by node.
+    absl::StatusOr<std::string> dot =
+        plan->unit_placement.device.empty()
+            ? PlacementToDot(problem->node_graph(), plan->node_placement.device,
+                             DeviceNames(problem->cluster))
+            : PlacementToDot(problem->units(), plan->unit_placement.device,
+                             DeviceNames(problem->cluster));
     if (!dot.ok()) return ReportError(dot.status());
     if (absl::Status s = WriteTextFile(*dot_path, *dot); !s.ok()) return ReportError(s);
   }
   if (format == "json") {
-    nlohmann::ordered_json json = PlanJsonSummary(*problem, *plan);
+    nlohmann::ordered_json json = PlanJsonSummary(*problem, *plan, split);
     if (choice) json["microbatches_search"] = MicrobatchCurveJson(*choice);
     std::printf("%s\n", json.dump(2).c_str());
   } else {
-    std::fputs(PlanText(*problem, *plan).c_str(), stdout);
+    std::fputs(PlanText(*problem, *plan, *training, split).c_str(), stdout);
     if (choice) std::fputs(MicrobatchCurveText(*choice).c_str(), stdout);
   }
   return plan->simulation.memory_overflow ? kExitInfeasible : kExitOk;

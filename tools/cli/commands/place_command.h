@@ -4,18 +4,23 @@
 #ifndef AUTOPAR_TOOLS_CLI_COMMANDS_PLACE_COMMAND_H_
 #define AUTOPAR_TOOLS_CLI_COMMANDS_PLACE_COMMAND_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "pipeline/planning.h"
+#include "tools/cli/pipelined_plans.h"
 
 namespace autopar::tools {
 
 /// `place`'s JSON document (keys as the README documents): the placement is
-/// keyed by node name for models, by node id for cost graphs.
+/// keyed by node name for models, by node id for cost graphs. In training
+/// mode it says how the step was judged ("step_judged": "fused" or
+/// "pipeline") and, for a pipeline, `split` (tools/cli/pipelined_plans.h).
 nlohmann::ordered_json PlanJsonSummary(const pipeline::PlanningProblem& problem,
-                                       const pipeline::Plan& plan);
+                                       const pipeline::Plan& plan,
+                                       const std::optional<SplitStepView>& split = std::nullopt);
 
 /// Human-readable report of a plan (shared with the main command).
 /// When the search's split lost to one device (pipeline/planning.h, Note [Do
@@ -34,7 +39,11 @@ nlohmann::ordered_json OneDeviceVerdictJson(const pipeline::PlanningProblem& pro
 std::string MicrobatchCurveText(const pipeline::MicrobatchChoice& choice);
 nlohmann::ordered_json MicrobatchCurveJson(const pipeline::MicrobatchChoice& choice);
 
-std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan);
+/// In training mode, a line says how the step was judged (TrainingStepLine,
+/// for `training`), and another what `split` adds.
+std::string PlanText(const pipeline::PlanningProblem& problem, const pipeline::Plan& plan,
+                     const std::optional<PipelinedTraining>& training = std::nullopt,
+                     const std::optional<SplitStepView>& split = std::nullopt);
 
 int RunPlaceCommand(const std::vector<std::string>& args);
 

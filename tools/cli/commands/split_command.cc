@@ -76,7 +76,9 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        (`dot -Tsvg FILE -o plan.svg` draws it)
   --quiet              no progress bars (they show only on a terminal)
   --placement FILE     use this placement instead of searching: a plan.json
-                       (its node_to_device) or a JSON object node -> device
+                       (its node_to_device) or a JSON object node -> device;
+                       a training step's is judged as its pipeline, as a
+                       searched one
   --algo NAME          the placement search: sgp (default), tga, m-etf, m-sct,
                        m-topo, heft, cpop, pipeline-dp, round-robin, single
                        (see `onnx-autopar place --help`)

@@ -6,7 +6,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../lib.mjs';
@@ -46,6 +46,9 @@ test('measure_step: both models in one file, and the step it predicts', { skip: 
   assert.deepEqual(f.node_origin, plan.node_origin);
   assert.deepEqual(f.update_origin, plan.update_origin);
   assert.ok(f.run_us.gradient >= 0 && f.run_us.update >= 0);
+  // Note [Co-run slowdown]: at least 1, the ratio of its two medians.
+  assert.ok(f.co_run_slowdown >= 1, `co_run_slowdown ${f.co_run_slowdown}`);
+  assert.ok(Math.abs(f.co_run_slowdown - Math.max(1, f.co_run.paired_us / f.co_run.alone_us)) < 1e-9);
 
   // Every node that runs (Constants become initialisers) is named once.
   const gradient = readModelNodes(join(out, 'step/gradient.onnx')).map((n) => n.name);
@@ -64,4 +67,19 @@ test('measure_step: both models in one file, and the step it predicts', { skip: 
   const want = 2 * (g + f.run_us.gradient) + u + f.run_us.update;
   assert.ok(Math.abs(predicted.step_time_us - want) < 1e-6 * want, `${predicted.step_time_us} vs ${want}`);
   assert.equal(predicted.measured_step.microbatches, 2);
+
+  // Over two devices of this host the cluster carries the measured slowdown,
+  // and a pipelined step predicted with it is no faster than without it.
+  const split = (co) => {
+    const file = join(dir, `times_${co}.json`);
+    writeFileSync(file, JSON.stringify({ ...f, co_run_slowdown: co }));
+    const o = join(dir, `split_${co}`);
+    run(CLI, [model, '-o', o, ...TRAIN, '--cluster', 'cpu:2x1', '--algo', 'round-robin', '--allow-slower-split', '--node-times', file]);
+    return JSON.parse(readFileSync(join(o, 'plan.json'), 'utf8'));
+  };
+  const alone = split(1);
+  const shared = split(2);
+  assert.equal(shared.cluster.execution.co_run_slowdown, 2);
+  assert.ok(shared.training.pipeline.predicted.step_us > alone.training.pipeline.predicted.step_us,
+    `${shared.training.pipeline.predicted.step_us} vs ${alone.training.pipeline.predicted.step_us}`);
 });
