@@ -118,7 +118,10 @@ absl::StatusOr<TensorSpec> SpecOf(const std::string& name, const onnx::TypeProto
         tensor.has_shape() ? &tensor.shape().dim(static_cast<int>(i)) : nullptr;
     if (d != nullptr && d->has_dim_value() && d->dim_value() >= 0) {
       dim = d->dim_value();
-    } else if (lends && planned->shape.dim(i).known()) {
+    } else if (lends && planned->shape.dim(i).known() && planned->shape.dim(i).symbol.empty() &&
+               !(i < planned->unnamed_symbolic_dims.size() && planned->unnamed_symbolic_dims[i])) {
+      // A bound symbol, or a dim derived from one (passes/symbolic_dims.h),
+      // is the planned number only at that binding: it stays -1.
       dim = planned->shape.dim(i).value;
     }
     spec.dims.push_back(dim);

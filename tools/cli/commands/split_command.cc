@@ -186,6 +186,30 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
     absl::StrAppendFormat(&text, "verdict    %s\n", OneDeviceVerdict(problem, plan));
   absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
                         FormatBytes(sim.comm_bytes));
+  if (problem.model) {
+    // Whether the written models serve other values of the bound symbols
+    // (passes/symbolic_dims.h).
+    const nlohmann::ordered_json sym = SymbolicDimsJson(problem.model->graph, deployment);
+    if (!sym.is_null()) {
+      std::vector<std::string> bound;
+      for (const auto& [name, value] : sym["symbols"].items())
+        bound.push_back(absl::StrCat(name, " (planned at ", value.get<int64_t>(), ")"));
+      const nlohmann::ordered_json& unnamed = sym["unnamed"];
+      absl::StrAppendFormat(
+          &text, "symbolic   %s kept in the written models%s\n", absl::StrJoin(bound, ", "),
+          unnamed.empty() ? "; every boundary tensor derived from it keeps its name"
+                          : absl::StrCat("; ", unnamed.size(),
+                                         " boundary dim(s) derived from it have no name "
+                                         "(written without a value; plan.json "
+                                         "symbolic_dims.unnamed)"));
+      for (size_t i = 0; i < unnamed.size() && i < 3; ++i) {
+        absl::StrAppendFormat(&text, "           %s dim %d (planned %d): %s\n",
+                              unnamed[i]["tensor"].get<std::string>(), unnamed[i]["dim"].get<int>(),
+                              unnamed[i]["planned"].get<int64_t>(),
+                              unnamed[i]["why"].get<std::string>());
+      }
+    }
+  }
   absl::StrAppendFormat(
       &text, "step       %d micro-batch%s of the model as given; node times: %s\n",
       plan_microbatches, plan_microbatches == 1 ? "" : "es", CostSourceText(problem.cost_source));
