@@ -44,7 +44,8 @@ constexpr char kUsage[] =
                     [--loss SPEC] [--labels NAME] [--learning-rate X] [--momentum X]
                     [--betas B1,B2] [--eps X] [--weight-decay X] [--freeze REGEX]
                     [--placement FILE] [--stages] [--triton] [--triton-gpus 0,1,...]
-                    [--no-report] [--force] [--quiet] [--allow-slower-split]
+                    [--triton-max-batch N] [--no-report] [--force] [--quiet]
+                    [--allow-slower-split]
                     [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                     [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -65,6 +66,10 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        (tritonserver --model-repository=OUT_DIR/triton)
   --triton-gpus LIST   the GPU of each device, e.g. 0,1,2,3: device k runs on
                        the k-th listed GPU (default: device k on GPU k)
+  --triton-max-batch N when dim 0 of every stage's inputs and outputs is one
+                       symbolic dim (a batch kept by the split), the configs
+                       say max_batch_size: N without that dim and the stages
+                       use dynamic_batching (default 8; 0: never batch)
   --no-report          do not write report.html (the simulated step's
                        timeline, device load and memory, cut edges)
   --json               print one JSON summary object on stdout (out_dir,
@@ -208,6 +213,17 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
                               unnamed[i]["planned"].get<int64_t>(),
                               unnamed[i]["why"].get<std::string>());
       }
+    }
+  }
+  if (triton_repo != nullptr) {
+    if (triton_repo->max_batch_size > 0) {
+      absl::StrAppendFormat(&text,
+                            "triton     max_batch_size %d over '%s', dynamic batching on every "
+                            "stage model\n",
+                            triton_repo->max_batch_size, triton_repo->batch_dim);
+    } else {
+      absl::StrAppendFormat(&text, "triton     max_batch_size 0 (no batching): %s\n",
+                            triton_repo->unbatched_reason);
     }
   }
   absl::StrAppendFormat(
@@ -460,7 +476,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
         BuildTritonRepository(result->deployment, {.model_name = TritonModelName(stem),
                                                    .gpus = triton_flags->gpus,
                                                    .graph = &problem.model->graph,
-                                                   .given_inputs = GivenInputs(request)});
+                                                   .given_inputs = GivenInputs(request),
+                                                   .max_batch_size = triton_flags->max_batch_size});
     if (!repository.ok()) {
       return ReportError(absl::Status(
           repository.status().code(),
