@@ -13,12 +13,16 @@
 // 9; with --triton-max-batch 0 it is the unbatched form, which runs too. The
 // transformer's stages pass [seq, batch, hidden] tensors, so its repository
 // stays unbatched and the summary names the tensor.
+//
+// An If decided by the batch alone (symbolic_if_model.py) is not inlined at
+// the planned batch: it stays whole and takes its branch at run time.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, MODELS_DIR, autopar, randomPlacementFile, readPlan, runReport, runner, tempDir } from './helpers.mjs';
 import { parseTextProto, readModelConfig } from '../../tools/runner/triton_repository.mjs';
+import { pythonMissing, runPython } from '../../tools/runner/testing/helpers.mjs';
 
 const MODELS = ['resnet18_dynbatch', 'transformer_encoder_masked_dynbatch', 'transformer_seq2seq_dynbatch'];
 const skip = !CLI || !MODELS_DIR ? 'AUTOPAR_CLI or AUTOPAR_MODELS_DIR not set (run through ctest)' : false;
@@ -123,4 +127,18 @@ test('a transformer passing [seq, batch, hidden] between stages keeps an unbatch
   assert.equal(configs(join(out, 'triton')).transformer_encoder_masked_dynbatch.maxBatchSize, 0);
   const report = runReport(join(out, 'triton'), ['--check', model, '--dim', 'batch=3']);
   assert.equal(report.check.ok, true, JSON.stringify(report.check));
+});
+
+test('an If decided by the batch alone stays whole and decides at run time', { skip: skip || pythonMissing(), timeout: 300000 }, () => {
+  const dir = tempDir('e2e-symbolic-if');
+  runPython([join(import.meta.dirname, 'symbolic_if_model.py'), dir]);
+  const model = join(dir, 'if_on_batch.onnx');
+  const out = join(dir, 'split');
+  const plan = split(model, out, ['--devices', '2']);
+  assert.ok('by_batch' in plan.node_to_device, Object.keys(plan.node_to_device).join(' '));
+  // Batch 1 takes the other branch than the planned batch 2.
+  for (const batch of [1, 3]) {
+    const report = runReport(out, ['--check', model, '--dim', `batch=${batch}`]);
+    assert.equal(report.check.ok, true, `batch ${batch}: ${JSON.stringify(report.check)}`);
+  }
 });
