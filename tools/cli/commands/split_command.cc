@@ -528,6 +528,17 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     nlohmann::ordered_json summary = SplitSummaryJson(timed, *out_dir, *listed);
     if (result->microbatches)
       summary["microbatches_search"] = MicrobatchCurveJson(*result->microbatches);
+    if (triton_repository) {
+      // Whether the repository batches, and if not, why.
+      summary["triton"] = {
+          {"max_batch_size", triton_repository->max_batch_size},
+          {"batch_dim", triton_repository->max_batch_size > 0
+                            ? nlohmann::ordered_json(triton_repository->batch_dim)
+                            : nlohmann::ordered_json()},
+          {"unbatched_reason", triton_repository->max_batch_size > 0
+                                   ? nlohmann::ordered_json()
+                                   : nlohmann::ordered_json(triton_repository->unbatched_reason)}};
+    }
     std::printf("%s\n", summary.dump(2).c_str());
     return kExitOk;
   }
