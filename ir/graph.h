@@ -71,6 +71,13 @@ struct Value {
   /// count...; see passes/infer_shapes.h): it is planned for, but a run may
   /// see another, so written models declare its dims without values.
   bool shape_estimated = false;
+  /// Symbolic dims (passes/symbolic_dims.h): per dim, or empty for none, 1
+  /// where the planned number derives from a bound symbolic input dim but no
+  /// symbol names it (batch × heads after a Reshape), so a run at another
+  /// binding changes it: written models declare such a dim without a value.
+  /// A dim that is the symbol itself keeps its name in Dim::symbol beside
+  /// the planned value.
+  std::vector<uint8_t> unnamed_symbolic_dims;
 
   /// Bytes of the tensor, or nullopt when the shape or dtype is not known or
   /// the size overflows.

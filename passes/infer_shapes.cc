@@ -293,7 +293,13 @@ absl::StatusOr<ShapeReport> InferShapesWithReport(const onnx_io::Model& model,
   // 5. Report what is still open.
   if (!options.require_static) return report;
   std::vector<ir::ValueId> open = ValuesWithoutStaticShape(graph);
-  if (open.empty()) return report;
+  if (open.empty()) {
+    // 6. Which planned dims are bound symbols, for the models a split writes.
+    if (!options.dim_values.empty()) {
+      report.symbolic = TrackSymbolicDims(model, options, graph);
+    }
+    return report;
+  }
   // Each as "'name' from Op [dims]": the name quoted alone, since it may
   // hold spaces.
   std::vector<std::string> names;

@@ -34,6 +34,7 @@
 #include "ir/graph.h"
 #include "onnx_io/model.h"
 #include "passes/fold_constants.h"
+#include "passes/symbolic_dims.h"
 
 namespace autopar::passes {
 
@@ -84,10 +85,14 @@ struct ShapeReport {
   std::vector<ShapeEstimate> estimates;
   /// Nodes the constant folder evaluated (in the last round).
   int64_t folded_nodes = 0;
+  /// Which planned dims are bound symbols (passes/symbolic_dims.h), once
+  /// every shape is known.
+  SymbolicDimsReport symbolic;
 };
 
 /// Binds the graph inputs' dims as `options` say, infers every other shape,
-/// and (with require_static) fails naming the values left without a static
+/// marks the dims that are bound symbols (TrackSymbolicDims) and (with
+/// require_static) fails naming the values left without a static
 /// shape and the flag that would fix it.
 absl::Status InferShapes(const onnx_io::Model& model, const ShapeOptions& options,
                          ir::Graph& graph);

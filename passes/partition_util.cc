@@ -39,13 +39,18 @@ void SetTensorType(const ir::Value& value, onnx::TypeProto* type) {
   tensor->set_elem_type(static_cast<int32_t>(value.dtype));
   if (!value.shape.has_rank()) return;
   onnx::TensorShapeProto* shape = tensor->mutable_shape();
-  for (const ir::Dim& d : value.shape.dims()) {
+  for (size_t i = 0; i < value.shape.rank(); ++i) {
+    const ir::Dim& d = value.shape.dim(i);
     onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
     if (value.shape_estimated) continue;  // the rank only: a run may differ
-    if (d.known()) {
-      dim->set_dim_value(d.value);
-    } else if (!d.symbol.empty()) {
+    // A bound symbol keeps its name, so the model serves any value of it; a
+    // dim derived from one otherwise has no value (passes/symbolic_dims.h).
+    if (!d.symbol.empty()) {
       dim->set_dim_param(d.symbol);
+    } else if (i < value.unnamed_symbolic_dims.size() && value.unnamed_symbolic_dims[i] != 0) {
+      continue;
+    } else if (d.known()) {
+      dim->set_dim_value(d.value);
     }
   }
 }

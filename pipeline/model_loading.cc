@@ -18,11 +18,15 @@ constexpr int kMaxInlineRounds = 8;
 // (passes/inline_if.h), in `model` and `graph`, before the shapes that
 // planning uses are inferred. Shapes are inferred here without requiring
 // them static: a shape the branch's nodes fix only once inlined must not
-// stop it.
+// stop it. The symbolic dims stay unbound here: a condition that only a
+// `--dim` value decides (`if x.shape[0] > 1`) would otherwise take one
+// branch for good, and the written models would serve that batch only; such
+// an If stays whole and decides at run time (passes/symbolic_dims.h).
 absl::Status InlineKnownBranches(const passes::ShapeOptions& options, onnx_io::Model& model,
                                  ir::Graph& graph) {
   passes::ShapeOptions probe = options;
   probe.require_static = false;
+  probe.dim_values.clear();
   for (int round = 0; round < kMaxInlineRounds; ++round) {
     if (std::none_of(graph.nodes().begin(), graph.nodes().end(),
                      [](const ir::Node& n) { return n.kind == ir::OpKind::kIf; }))

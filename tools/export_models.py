@@ -40,6 +40,7 @@ SMALL_SET = [
     "resnet18", "mobilenet_v2", "squeezenet1_1", "googlenet", "resnet50",
     "transformer_encoder", "bert_tiny_like", "gpt2_tiny_like",
     "lstm", "lstm_bidirectional", "gru", "control_flow_if", "control_flow_loop",
+    "resnet18_dynbatch", "transformer_encoder_masked_dynbatch", "transformer_seq2seq_dynbatch",
 ]
 
 
@@ -89,6 +90,21 @@ def transformer_encoder():
                                        dropout=0.0, batch_first=True)
     # enable_nested_tensor=False keeps the encoder off the nested-tensor fast path.
     return nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
+
+
+class MaskedTransformerEncoder(nn.Module):
+    """nn.TransformerEncoder with a padding mask: `mask` < 0 marks a padded
+    position (random inputs pad about half); position 0 is never padded, so
+    no row attends to nothing."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = transformer_encoder()
+
+    def forward(self, src, mask):
+        pad = mask < 0
+        pad = torch.cat([torch.zeros_like(pad[:, :1]), pad[:, 1:]], dim=1)
+        return self.encoder(src, src_key_padding_mask=pad)
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -298,6 +314,14 @@ REGISTRY = {
     "transformer_encoder": (transformer_encoder, sequence(64, 256)),
     "transformer_seq2seq": (Seq2SeqTransformer,
                             sequence(32, 256, "src") + sequence(32, 256, "tgt")),
+    # Dim 0 of every input and output is the symbolic "batch" (DYNAMIC_BATCH),
+    # exported at batch 1; split tests plan them at one batch and run others.
+    "resnet18_dynbatch": (torchvision_cnn("resnet18"), image()),
+    "transformer_encoder_masked_dynbatch": (MaskedTransformerEncoder,
+                                            sequence(64, 256, "src") + [("mask", (1, 64),
+                                                                         torch.float32)]),
+    "transformer_seq2seq_dynbatch": (Seq2SeqTransformer,
+                                     sequence(32, 256, "src") + sequence(32, 256, "tgt")),
     "bert_base_like": (lambda: BertLike(12, 768, 12, 3072), tokens()),
     "bert_tiny_like": (lambda: BertLike(2, 128, 2, 512), tokens()),
     "gpt2_small_like": (lambda: Gpt2Like(12, 768, 12), tokens()),
@@ -309,6 +333,10 @@ REGISTRY = {
     "control_flow_if": (scripted(DataDependentIf), sequence(8, 64)),
     "control_flow_loop": (scripted(FixedLoop), sequence(8, 64)),
 }
+
+# Models exported with dim 0 of every input and output named "batch".
+DYNAMIC_BATCH = {"resnet18_dynbatch", "transformer_encoder_masked_dynbatch",
+                 "transformer_seq2seq_dynbatch"}
 
 # Op types an exported graph must contain (checked after export).
 REQUIRED_OPS = {
@@ -368,13 +396,18 @@ def export(name, path, opset, verbose):
     tmp = f"{path}.{os.getpid()}.tmp"  # private name: parallel runs may share OUT_DIR
     # Not under torch.no_grad(): with grad enabled, nn.TransformerEncoderLayer and
     # nn.MultiheadAttention skip their fused fast paths, which have no ONNX export.
+    input_names = [n for n, _, _ in spec]
+    dynamic = {}
+    if name in DYNAMIC_BATCH:
+        dynamic = {"output_names": ["output"],
+                   "dynamic_axes": {n: {0: "batch"} for n in input_names + ["output"]}}
     with warnings.catch_warnings():
         if not verbose:
             warnings.simplefilter("ignore")
         torch.onnx.export(model, inputs, tmp, opset_version=opset,
                           do_constant_folding=True,
-                          input_names=[n for n, _, _ in spec],
-                          verbose=False)
+                          input_names=input_names,
+                          verbose=False, **dynamic)
     os.replace(tmp, path)
     return params
 

@@ -1,7 +1,9 @@
 #include "tools/artifacts/plan_json.h"
 
+#include <set>
 #include <vector>
 
+#include "passes/symbolic_dims.h"
 #include "tools/artifacts/training_json.h"
 
 namespace autopar::tools {
@@ -88,6 +90,52 @@ nlohmann::ordered_json SlowerSplitJson(const PlanRecord& r) {
           {"device", r.slower_split->device}};
 }
 
+nlohmann::ordered_json SymbolicDimsJson(const ir::Graph& graph,
+                                        const passes::Deployment& deployment) {
+  Json symbols = Json::object();
+  std::set<std::string> seen_symbols;
+  for (ir::ValueId id : graph.inputs()) {
+    for (const ir::Dim& d : graph.value(id).shape.dims()) {
+      if (d.symbol.empty() || !d.known() || !seen_symbols.insert(d.symbol).second) continue;
+      symbols[d.symbol] = d.value;
+    }
+  }
+  if (symbols.empty()) return nullptr;
+  // The boundary tensors, each once, in a stable order.
+  std::vector<ir::ValueId> boundary;
+  std::set<uint32_t> taken;
+  auto add = [&](const std::string& name) {
+    std::optional<ir::ValueId> id = graph.FindValue(name);
+    if (id && taken.insert(id->index()).second) boundary.push_back(*id);
+  };
+  for (ir::ValueId id : graph.inputs()) add(graph.value(id).name);
+  for (ir::ValueId id : graph.outputs()) add(graph.value(id).name);
+  for (const passes::Stage& s : deployment.stages) {
+    for (const std::string& name : s.inputs) add(name);
+    for (const std::string& name : s.outputs) add(name);
+  }
+  for (const passes::Transfer& t : deployment.transfers) add(t.tensor);
+  int64_t named = 0;
+  for (ir::ValueId id : boundary) {
+    const ir::Value& v = graph.value(id);
+    if (std::any_of(v.shape.dims().begin(), v.shape.dims().end(),
+                    [](const ir::Dim& d) { return !d.symbol.empty(); })) {
+      ++named;
+    }
+  }
+  Json unnamed = Json::array();
+  for (const passes::UnnamedBoundaryDim& d : passes::UnnamedDimsOf(graph, boundary)) {
+    unnamed.push_back({{"tensor", d.tensor},
+                       {"dim", d.dim},
+                       {"planned", d.planned},
+                       {"why", std::string(passes::UnnamedDimReasonText(d.reason))}});
+  }
+  return {{"symbols", symbols},
+          {"boundary_tensors", boundary.size()},
+          {"named_boundary_tensors", named},
+          {"unnamed", unnamed}};
+}
+
 nlohmann::ordered_json PlanJson(const PlanRecord& r) {
   Json inputs = Json::array();
   for (const passes::InputUse& use : r.deployment->inputs) {
@@ -145,6 +193,9 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
     plan["search_time_ms"] = *r.search_time_ms;
   } else {
     plan.erase("search_time_ms");
+  }
+  if (Json symbolic = SymbolicDimsJson(*r.graph, *r.deployment); !symbolic.is_null()) {
+    plan["symbolic_dims"] = std::move(symbolic);
   }
   if (r.measured_step != nullptr)
     plan["predicted"]["measured_step"] = costmodel::TrainingStepTimesJson(*r.measured_step);

@@ -89,6 +89,15 @@ nlohmann::ordered_json SlowerSplitJson(const PlanRecord& r);
 
 nlohmann::ordered_json PlanJson(const PlanRecord& record);
 
+/// plan.json's "symbolic_dims": the bound symbols of the graph inputs
+/// (`--dim`) and their planned values, how many tensors at a model boundary
+/// of the deployment (graph inputs and outputs, stage inputs and outputs,
+/// transfers) keep a symbol, and each boundary dim derived from a symbol that
+/// no name can keep (passes/symbolic_dims.h), with the reason. Null when no
+/// input dim is a bound symbol.
+nlohmann::ordered_json SymbolicDimsJson(const ir::Graph& graph,
+                                        const passes::Deployment& deployment);
+
 }  // namespace autopar::tools
 
 #endif  // AUTOPAR_TOOLS_ARTIFACTS_PLAN_JSON_H_

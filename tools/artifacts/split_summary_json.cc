@@ -27,23 +27,28 @@ nlohmann::ordered_json SplitSummaryJson(const PlanRecord& record, const std::str
   }
   const double step_us = PredictedStepUs(record);
   const double speedup = step_us > 0 ? record.single_device_step_us / step_us : 0.0;
-  return {{"out_dir", out_dir},
-          {"algorithm", record.algorithm},
-          {"seed", record.seed},
-          {"search_time_ms", record.search_time_ms.value_or(0.0)},
-          {"microbatches", record.microbatches},
-          {"costs", costmodel::CostSourceJson(record.cost_source)},
-          {"step_time_us", step_us},
-          {"lower_bound_us", record.lower_bound_us},
-          {"single_device_step_us", record.single_device_step_us},
-          {"speedup", speedup},
-          {"split_predicted_slower", SlowerSplitJson(record)},
-          {"feasible", !sim.memory_overflow},
-          {"comm_bytes", sim.comm_bytes},
-          {"transfers", deployment.transfers.size()},
-          {"stages", deployment.stages.size()},
-          {"devices", devices},
-          {"files", files}};
+  nlohmann::ordered_json summary = {{"out_dir", out_dir},
+                                    {"algorithm", record.algorithm},
+                                    {"seed", record.seed},
+                                    {"search_time_ms", record.search_time_ms.value_or(0.0)},
+                                    {"microbatches", record.microbatches},
+                                    {"costs", costmodel::CostSourceJson(record.cost_source)},
+                                    {"step_time_us", step_us},
+                                    {"lower_bound_us", record.lower_bound_us},
+                                    {"single_device_step_us", record.single_device_step_us},
+                                    {"speedup", speedup},
+                                    {"split_predicted_slower", SlowerSplitJson(record)},
+                                    {"feasible", !sim.memory_overflow},
+                                    {"comm_bytes", sim.comm_bytes},
+                                    {"transfers", deployment.transfers.size()},
+                                    {"stages", deployment.stages.size()},
+                                    {"devices", devices},
+                                    {"files", files}};
+  if (nlohmann::ordered_json symbolic = SymbolicDimsJson(*record.graph, deployment);
+      !symbolic.is_null()) {
+    summary["symbolic_dims"] = std::move(symbolic);
+  }
+  return summary;
 }
 
 absl::StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) {

@@ -9,12 +9,22 @@
 
 namespace autopar::tools {
 
-std::vector<FlagSpec> TritonFlagSpecs() { return {{"triton", false}, {"triton-gpus", true}}; }
+std::vector<FlagSpec> TritonFlagSpecs() {
+  return {{"triton", false}, {"triton-gpus", true}, {"triton-max-batch", true}};
+}
 
 absl::StatusOr<TritonFlags> TritonFlagsFromArgs(const ParsedArgs& args) {
   TritonFlags flags{.write = args.Has("triton")};
   if (flags.write && !args.Has("stages")) {
     return absl::InvalidArgumentError("--triton needs --stages (Triton serves the stage models)");
+  }
+  if (std::optional<std::string> batch = args.Get("triton-max-batch")) {
+    if (!flags.write)
+      return absl::InvalidArgumentError("--triton-max-batch applies to --triton only");
+    if (!absl::SimpleAtoi(*batch, &flags.max_batch_size) || flags.max_batch_size < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--triton-max-batch takes a batch size (0: no batching); '", *batch, "' is not one"));
+    }
   }
   std::optional<std::string> gpus = args.Get("triton-gpus");
   if (!gpus) return flags;

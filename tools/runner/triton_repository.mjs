@@ -8,7 +8,10 @@
 //     outputs, instance groups, ensemble steps). Unknown fields are skipped,
 //     as they do not change how tensors flow.
 //  2. loadTritonRepository: every <model>/config.pbtxt, the one ensemble,
-//     and the model file of each step (<model>/<version>/model.onnx).
+//     and the model file of each step (<model>/<version>/model.onnx). A
+//     batching config (max_batch_size > 0, its dims without the batch) gets
+//     the batch back as a leading -1, so both forms are checked and run
+//     alike; a request's batch must then be within max_batch_size.
 //  3. checkRepository: what Triton checks when it loads the ensemble (every
 //     model input mapped exactly once, map keys name real inputs/outputs,
 //     each ensemble tensor's type and dims agree wherever it appears), what
@@ -350,6 +353,21 @@ function versions(modelDir) {
 }
 
 /**
+ * A batching config (max_batch_size > 0) leaves the batch dim out of its
+ * inputs' and outputs' dims (and reshapes): this puts it back as a leading
+ * -1, so that every check and the request runner see full shapes whatever
+ * the config's form. Marks the config `batched`.
+ */
+function withBatchDim(config) {
+  config.batched = config.maxBatchSize > 0;
+  if (!config.batched) return;
+  for (const io of [...config.inputs, ...config.outputs]) {
+    io.dims = [-1, ...io.dims];
+    if (io.reshape) io.reshape = [-1, ...io.reshape];
+  }
+}
+
+/**
  * Reads every <model>/config.pbtxt of `dir`. Returns { dir, models: Map(name ->
  * {name, dir, config}), ensemble: the one ensemble's model, steps: [{index,
  * modelName, model, modelPath, inputMap, outputMap}] }. A repository with no
@@ -373,6 +391,7 @@ export function loadTritonRepository(dirArg) {
     // Triton: the name, when given, is the folder's.
     if (config.name && config.name !== name) throw badInput(`${path}: name '${config.name}' is not the folder's name '${name}'`);
     config.name = name;
+    withBatchDim(config);
     if (versions(join(dir, name)).length === 0) throw badInput(`${join(dir, name)}: no version folder (1/, 2/, ...); Triton would not load '${name}'`);
     models.set(name, { name, dir: join(dir, name), config, path });
   }
@@ -428,7 +447,7 @@ export function checkRepository(repo, meta) {
   const errors = [];
   const { ensemble, steps } = repo;
   const ecfg = ensemble.config;
-  if (ecfg.maxBatchSize !== 0) errors.push(`${ensemble.name}: max_batch_size ${ecfg.maxBatchSize}; the runner checks unbatched repositories (max_batch_size 0) only`);
+  if (ecfg.maxBatchSize < 0) errors.push(`${ensemble.name}: max_batch_size ${ecfg.maxBatchSize} is negative`);
 
   // The ONNX Runtime backend: the config's tensors are the model's.
   const checked = new Set();
@@ -438,7 +457,11 @@ export function checkRepository(repo, meta) {
     checked.add(step.modelName);
     const m = meta.get(step.index);
     const name = step.modelName;
-    if (config.maxBatchSize !== 0) errors.push(`${name}: max_batch_size ${config.maxBatchSize}; the runner checks unbatched models (max_batch_size 0) only`);
+    // Triton: a batching ensemble's steps batch at least as much; the
+    // writer batches all models or none, so a mix is refused here too.
+    if (ecfg.maxBatchSize > 0 && config.maxBatchSize < ecfg.maxBatchSize) errors.push(`${name}: max_batch_size ${config.maxBatchSize}, less than the ensemble's ${ecfg.maxBatchSize}`);
+    if (ecfg.maxBatchSize === 0 && config.maxBatchSize !== 0) errors.push(`${name}: max_batch_size ${config.maxBatchSize} in an ensemble that does not batch (max_batch_size 0)`);
+    if (config.batching && config.maxBatchSize === 0) errors.push(`${name}: dynamic_batching with max_batch_size 0`);
     const modelInputs = new Map(m.inputs.map((i) => [i.name, i]));
     const modelOutputs = new Map(m.outputs.map((o) => [o.name, o]));
     const compare = (io, what, model) => {
@@ -582,9 +605,15 @@ function reshaped(t, dims, what) {
 export async function runEnsemble(repo, request, runModel, now = () => performance.now() * 1000) {
   const ecfg = repo.ensemble.config;
   const values = new Map();
+  const batches = new Set();
   for (const io of ecfg.inputs) {
     const t = request[io.name];
     if (!t) throw badInput(`no value for ensemble input '${io.name}'`);
+    if (ecfg.batched) {
+      if (t.dims.length === 0 || t.dims[0] < 1 || t.dims[0] > ecfg.maxBatchSize) throw badInput(`ensemble input '${io.name}' has shape [${t.dims}]: its batch is not in 1..${ecfg.maxBatchSize} (max_batch_size)`);
+      batches.add(t.dims[0]);
+      if (batches.size > 1) throw badInput(`ensemble inputs have different batches (${[...batches].join(', ')}); a request has one`);
+    }
     if (!dimsMatch(io.dims, t.dims)) throw badInput(`ensemble input '${io.name}' has shape [${t.dims}], the config wants [${io.dims}]`);
     values.set(io.name, io.reshape ? reshaped(t, io.reshape, `ensemble input '${io.name}'`) : t);
   }

@@ -84,6 +84,20 @@ TEST(TritonFlagsTest, BadGpuListsAreUsageErrors) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
+TEST(TritonFlagsTest, BadMaxBatchSizesAreUsageErrors) {
+  TempDir dir;
+  const fs::path model = WriteModel(dir, "chain.onnx");
+  const std::string out = (dir / "out").string();
+  ExpectCleanError(Split({model.string(), "-o", out, "--stages", "--triton-max-batch", "4"}),
+                   kExitUsage, "--triton-max-batch applies to --triton only");
+  for (const char* bad : {"-1", "x", "", "2.5"}) {
+    ExpectCleanError(
+        Split({model.string(), "-o", out, "--stages", "--triton", "--triton-max-batch", bad}),
+        kExitUsage, "--triton-max-batch takes a batch size");
+  }
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 TEST(TritonFlagsTest, WritesARepositoryWhoseConfigsParseAndFollowTheGpuList) {
   TempDir dir;
   const fs::path model = WriteModel(dir, "my chain (v2).onnx");

@@ -118,7 +118,10 @@ absl::StatusOr<TensorSpec> SpecOf(const std::string& name, const onnx::TypeProto
         tensor.has_shape() ? &tensor.shape().dim(static_cast<int>(i)) : nullptr;
     if (d != nullptr && d->has_dim_value() && d->dim_value() >= 0) {
       dim = d->dim_value();
-    } else if (lends && planned->shape.dim(i).known()) {
+    } else if (lends && planned->shape.dim(i).known() && planned->shape.dim(i).symbol.empty() &&
+               !(i < planned->unnamed_symbolic_dims.size() && planned->unnamed_symbolic_dims[i])) {
+      // A bound symbol, or a dim derived from one (passes/symbolic_dims.h),
+      // is the planned number only at that binding: it stays -1.
       dim = planned->shape.dim(i).value;
     }
     spec.dims.push_back(dim);
@@ -224,6 +227,72 @@ absl::StatusOr<triton::ModelConfig> StageConfig(const std::string& name, const p
   return config;
 }
 
+// Note [Triton batching]: Triton's batching puts requests side by side along
+// dim 0 of every input and output of a model, so a model batches only when
+// dim 0 of each of them is the one batch dim; an ensemble batches only when
+// all its steps do. A tensor of another leading dim that crosses stages (a
+// shape tensor [4], attention's [seq, batch, hidden], batch × heads) keeps
+// the whole repository unbatched. The batch dim is the symbol the stage
+// models declare there: one that planning bound to a number keeps its name
+// (passes/symbolic_dims.h), so the check reads the written models.
+
+// The symbolic dim 0 of `info`'s tensor type, or "" when it has none.
+std::string LeadingSymbol(const onnx::ValueInfoProto& info) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return "";
+  const onnx::TensorShapeProto& shape = info.type().tensor_type().shape();
+  if (shape.dim_size() < 2) return "";  // no dims besides the batch: not batched
+  return shape.dim(0).has_dim_param() ? shape.dim(0).dim_param() : "";
+}
+
+// The one symbol dim 0 of every input and output of every stage is, or ""
+// with `why` set.
+std::string CommonBatchDim(const passes::Deployment& deployment, std::string& why) {
+  std::string batch;
+  for (const passes::Stage& stage : deployment.stages) {
+    const onnx::GraphProto& graph = stage.proto.graph();
+    const std::set<std::string> weights = InitializerNames(graph);
+    auto check = [&](const onnx::ValueInfoProto& info, const char* what) {
+      if (weights.contains(info.name())) return true;
+      const std::string symbol = LeadingSymbol(info);
+      if (symbol.empty() || (!batch.empty() && symbol != batch)) {
+        std::string dims;
+        if (info.type().has_tensor_type() && info.type().tensor_type().has_shape()) {
+          for (const onnx::TensorShapeProto::Dimension& d :
+               info.type().tensor_type().shape().dim()) {
+            absl::StrAppend(&dims, dims.empty() ? "" : ",",
+                            d.has_dim_value()   ? absl::StrCat(d.dim_value())
+                            : d.has_dim_param() ? d.dim_param()
+                                                : "?");
+          }
+        }
+        why = absl::StrCat(
+            "stage ", stage.id, " ", what, " '", info.name(), "' is [", dims,
+            "]: its dim 0 is not ",
+            batch.empty() ? "a symbolic dim with others after it" : absl::StrCat("'", batch, "'"));
+        return false;
+      }
+      batch = symbol;
+      return true;
+    };
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      if (!check(input, "input")) return "";
+    }
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      if (!check(output, "output")) return "";
+    }
+  }
+  return batch;
+}
+
+// Leaves dim 0 (the batch) out of every input and output of `config`.
+void DropBatchDim(triton::ModelConfig& config) {
+  for (triton::ModelInput& io : *config.mutable_input())
+    io.mutable_dims()->erase(io.dims().begin());
+  for (triton::ModelOutput& io : *config.mutable_output()) {
+    io.mutable_dims()->erase(io.dims().begin());
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<TritonRepository> BuildTritonRepository(const passes::Deployment& deployment,
@@ -301,6 +370,23 @@ absl::StatusOr<TritonRepository> BuildTritonRepository(const passes::Deployment&
     SetIo(output.name, it->second, /*reshape_scalar=*/false, *ensemble.add_output());
   }
   repository.models.push_back({.config = std::move(ensemble), .model = nullptr});
+
+  // Note [Triton batching].
+  std::string why;
+  const std::string batch = CommonBatchDim(deployment, why);
+  if (options.max_batch_size <= 0) {
+    repository.unbatched_reason = "--triton-max-batch 0";
+  } else if (batch.empty()) {
+    repository.unbatched_reason = why;
+  } else {
+    repository.max_batch_size = options.max_batch_size;
+    repository.batch_dim = batch;
+    for (TritonModel& model : repository.models) {
+      model.config.set_max_batch_size(options.max_batch_size);
+      DropBatchDim(model.config);
+      if (model.model != nullptr) model.config.mutable_dynamic_batching();
+    }
+  }
   return repository;
 }
 

@@ -16,8 +16,15 @@
 // names and numbers) printed by protobuf's TextFormat, so they are valid text
 // format by construction.
 //
-// Shapes: max_batch_size is 0 (no batching; dims are the full shape), a
-// dimension that is not a fixed number is -1, and a scalar is `dims: [1]` —
+// Batching (Note [Triton batching] in triton_repository.cc): when dim 0 of
+// every input and output of every stage model is one symbolic dim (`batch`,
+// which planning bound but the stage models keep: passes/symbolic_dims.h),
+// every config says `max_batch_size: N` and leaves that dim out of `dims`,
+// and every stage has `dynamic_batching {}`, so Triton batches requests.
+// Otherwise max_batch_size is 0 (dims are the full shape) and
+// TritonRepository::unbatched_reason says which tensor keeps it so.
+//
+// Shapes: a dimension that is not a fixed number is -1, and a scalar is `dims: [1]` —
 // Triton wants non-empty dims — with an empty `reshape` on the stage model,
 // so ONNX Runtime still gets a scalar; the ensemble's tensor is then [1].
 // Triton's ONNX Runtime backend refuses a config whose -1 meets a dim that
@@ -65,6 +72,9 @@ struct TritonRepositoryOptions {
   /// planner's shapes of what is computed from them hold for those contents
   /// only, and a request may send others, so they lend no dims either.
   std::set<std::string> given_inputs;
+  /// max_batch_size when the stages can be batched (`--triton-max-batch`);
+  /// 0 never batches.
+  int32_t max_batch_size = 8;
 };
 
 /// One model of the repository: its config and, for a stage, its ONNX model
@@ -77,6 +87,14 @@ struct TritonModel {
 struct TritonRepository {
   /// The stages in the deployment's order, then the ensemble.
   std::vector<TritonModel> models;
+  /// The configs' max_batch_size: TritonRepositoryOptions::max_batch_size
+  /// when batched, else 0.
+  int32_t max_batch_size = 0;
+  /// The symbolic dim batched over, when batched.
+  std::string batch_dim;
+  /// When not batched: why (the first tensor whose dim 0 is not one shared
+  /// symbolic dim, or the option that turned batching off).
+  std::string unbatched_reason;
 };
 
 /// The repository of `deployment`'s stage models. Fails when the deployment

@@ -44,7 +44,8 @@ constexpr char kUsage[] =
                     [--loss SPEC] [--labels NAME] [--learning-rate X] [--momentum X]
                     [--betas B1,B2] [--eps X] [--weight-decay X] [--freeze REGEX]
                     [--placement FILE] [--stages] [--triton] [--triton-gpus 0,1,...]
-                    [--no-report] [--force] [--quiet] [--allow-slower-split]
+                    [--triton-max-batch N] [--no-report] [--force] [--quiet]
+                    [--allow-slower-split]
                     [--json] [--dot FILE]
                     [--dim NAME=VALUE]... [--input-shape NAME=D,...]...
                     [--input-value NAME=V,...]... [--loop-trips N] [--strict-shapes]
@@ -65,6 +66,10 @@ com.microsoft Send/Recv nodes, and writes them with plan.json into OUT_DIR.
                        (tritonserver --model-repository=OUT_DIR/triton)
   --triton-gpus LIST   the GPU of each device, e.g. 0,1,2,3: device k runs on
                        the k-th listed GPU (default: device k on GPU k)
+  --triton-max-batch N when dim 0 of every stage's inputs and outputs is one
+                       symbolic dim (a batch kept by the split), the configs
+                       say max_batch_size: N without that dim and the stages
+                       use dynamic_batching (default 8; 0: never batch)
   --no-report          do not write report.html (the simulated step's
                        timeline, device load and memory, cut edges, the
                        micro-batch curve with --microbatches auto)
@@ -189,6 +194,41 @@ std::string Summary(const std::string& out_dir, const pipeline::SplitResult& res
     absl::StrAppendFormat(&text, "verdict    %s\n", OneDeviceVerdict(problem, plan));
   absl::StrAppendFormat(&text, "transfers  %d tensors, %s\n", deployment.transfers.size(),
                         FormatBytes(sim.comm_bytes));
+  if (problem.model) {
+    // Whether the written models serve other values of the bound symbols
+    // (passes/symbolic_dims.h).
+    const nlohmann::ordered_json sym = SymbolicDimsJson(problem.model->graph, deployment);
+    if (!sym.is_null()) {
+      std::vector<std::string> bound;
+      for (const auto& [name, value] : sym["symbols"].items())
+        bound.push_back(absl::StrCat(name, " (planned at ", value.get<int64_t>(), ")"));
+      const nlohmann::ordered_json& unnamed = sym["unnamed"];
+      absl::StrAppendFormat(
+          &text, "symbolic   %s kept in the written models%s\n", absl::StrJoin(bound, ", "),
+          unnamed.empty() ? "; every boundary tensor derived from it keeps its name"
+                          : absl::StrCat("; ", unnamed.size(),
+                                         " boundary dim(s) derived from it have no name "
+                                         "(written without a value; plan.json "
+                                         "symbolic_dims.unnamed)"));
+      for (size_t i = 0; i < unnamed.size() && i < 3; ++i) {
+        absl::StrAppendFormat(&text, "           %s dim %d (planned %d): %s\n",
+                              unnamed[i]["tensor"].get<std::string>(), unnamed[i]["dim"].get<int>(),
+                              unnamed[i]["planned"].get<int64_t>(),
+                              unnamed[i]["why"].get<std::string>());
+      }
+    }
+  }
+  if (triton_repo != nullptr) {
+    if (triton_repo->max_batch_size > 0) {
+      absl::StrAppendFormat(&text,
+                            "triton     max_batch_size %d over '%s', dynamic batching on every "
+                            "stage model\n",
+                            triton_repo->max_batch_size, triton_repo->batch_dim);
+    } else {
+      absl::StrAppendFormat(&text, "triton     max_batch_size 0 (no batching): %s\n",
+                            triton_repo->unbatched_reason);
+    }
+  }
   absl::StrAppendFormat(
       &text, "step       %d micro-batch%s of the model as given; node times: %s\n",
       plan_microbatches, plan_microbatches == 1 ? "" : "es", CostSourceText(problem.cost_source));
@@ -439,7 +479,8 @@ int RunSplitCommand(const std::vector<std::string>& args) {
         BuildTritonRepository(result->deployment, {.model_name = TritonModelName(stem),
                                                    .gpus = triton_flags->gpus,
                                                    .graph = &problem.model->graph,
-                                                   .given_inputs = GivenInputs(request)});
+                                                   .given_inputs = GivenInputs(request),
+                                                   .max_batch_size = triton_flags->max_batch_size});
     if (!repository.ok()) {
       return ReportError(absl::Status(
           repository.status().code(),
@@ -491,6 +532,17 @@ int RunSplitCommand(const std::vector<std::string>& args) {
     nlohmann::ordered_json summary = SplitSummaryJson(timed, *out_dir, *listed);
     if (result->microbatches)
       summary["microbatches_search"] = MicrobatchCurveJson(*result->microbatches);
+    if (triton_repository) {
+      // Whether the repository batches, and if not, why.
+      summary["triton"] = {
+          {"max_batch_size", triton_repository->max_batch_size},
+          {"batch_dim", triton_repository->max_batch_size > 0
+                            ? nlohmann::ordered_json(triton_repository->batch_dim)
+                            : nlohmann::ordered_json()},
+          {"unbatched_reason", triton_repository->max_batch_size > 0
+                                   ? nlohmann::ordered_json()
+                                   : nlohmann::ordered_json(triton_repository->unbatched_reason)}};
+    }
     std::printf("%s\n", summary.dump(2).c_str());
     return kExitOk;
   }

@@ -6,7 +6,7 @@
 // (exit 2) or caught by --check (exit 3).
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeFixture, pythonMissing, runCli, runPython, tempDir } from '../testing/helpers.mjs';
 import { checkRepository, loadTritonRepository, parseTextProto, readModelConfig, stepOrder } from '../triton_repository.mjs';
@@ -311,4 +311,31 @@ test('options that time or profile steps are refused for a repository', { skip }
   const r = runCli([writeRepository(), '--repeat', '3']);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--repeat is not available for a Triton repository/);
+});
+
+test('a batching config is read with its batch dim back, and a mixed or fixed-batch repository is refused', { skip }, () => {
+  // The fixture's stages have a fixed dim 0 (2): written as a batching
+  // repository (max_batch_size 4, dims without dim 0), the full shapes
+  // [-1, ...] meet a fixed 2 in the models, which Triton's backend refuses.
+  const batched = writeRepository({
+    stageConfig: (k, text) => text.replace('max_batch_size: 0', 'max_batch_size: 4\ndynamic_batching { }').replace(/dims: \[ 2(, )?/g, 'dims: [ '),
+    extra: (repo) => {
+      const path = join(repo, 'fx', 'config.pbtxt');
+      writeFileSync(path, readFileSync(path, 'utf8').replace('max_batch_size: 0', 'max_batch_size: 4').replace(/dims: \[ 2(, )?/g, 'dims: [ '));
+    },
+  });
+  const r = runCli([batched]);
+  assert.equal(r.code, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, /fx_s0: input '[^']+' has dims \[-1, [^\]]*\] in the config but \[2, [^\]]*\] in the model/);
+  assert.doesNotMatch(r.stderr, /max_batch_size/);
+  // A batching ensemble over steps that do not batch.
+  const mixed = writeRepository({
+    extra: (repo) => {
+      const path = join(repo, 'fx', 'config.pbtxt');
+      writeFileSync(path, readFileSync(path, 'utf8').replace('max_batch_size: 0', 'max_batch_size: 4'));
+    },
+  });
+  const m = runCli([mixed]);
+  assert.equal(m.code, 2);
+  assert.match(m.stderr, /fx_s0: max_batch_size 0, less than the ensemble's 4/);
 });

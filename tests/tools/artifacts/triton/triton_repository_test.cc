@@ -404,22 +404,62 @@ TEST(TritonRepositoryTest, ThePlannersShapesFillWhatOnnxInferenceCannotReach) {
   EXPECT_THAT(DimsEverywhere(repository, "y"), ::testing::Each(ElementsAre(4, 2)));
 }
 
-TEST(TritonRepositoryTest, BoundSymbolsAreNumbersExceptOnGraphInputs) {
-  // --dim N=4: what the stages compute is [4, 3] (their models are written
-  // for it); the graph input keeps its symbol.
-  const Split split = SplitBound(R"(
+// --dim N=4 on a model whose every tensor leads with N: the stages are
+// planned at [4, 3], but dim 0 is N itself everywhere (passes/symbolic_dims.h).
+constexpr char kLeadingSymbol[] = R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N,3] x) => (float[N,3] y) {
       a = Relu(x)
       y = Neg(a)
     }
+  )";
+
+TEST(TritonRepositoryTest, BoundSymbolsStayOpenWhereverTheDimIsTheSymbol) {
+  // Unbatched, the configs say -1 there, not the planned 4.
+  const Split split = SplitBound(kLeadingSymbol, {0, 1}, {.dim_values = {{"N", 4}}});
+  const TritonRepository repository = Build(
+      split.deployment, {.model_name = "m", .graph = &split.loaded.graph, .max_batch_size = 0});
+  EXPECT_EQ(repository.max_batch_size, 0);
+  EXPECT_EQ(repository.unbatched_reason, "--triton-max-batch 0");
+  for (const char* tensor : {"x", "a", "y"}) {
+    SCOPED_TRACE(tensor);
+    EXPECT_THAT(DimsEverywhere(repository, tensor), ::testing::Each(ElementsAre(-1, 3)));
+  }
+}
+
+TEST(TritonRepositoryTest, StagesThatAllLeadWithTheSymbolBatch) {
+  const Split split = SplitBound(kLeadingSymbol, {0, 1}, {.dim_values = {{"N", 4}}});
+  const TritonRepository repository =
+      Build(split.deployment, {.model_name = "m", .graph = &split.loaded.graph});
+  EXPECT_EQ(repository.max_batch_size, 8);
+  EXPECT_EQ(repository.batch_dim, "N");
+  for (const TritonModel& model : repository.models) {
+    SCOPED_TRACE(model.config.name());
+    EXPECT_EQ(model.config.max_batch_size(), 8);
+    // Stages batch dynamically; the ensemble has its own scheduling.
+    EXPECT_EQ(model.config.has_dynamic_batching(), model.model != nullptr);
+  }
+  for (const char* tensor : {"x", "a", "y"}) {
+    SCOPED_TRACE(tensor);
+    EXPECT_THAT(DimsEverywhere(repository, tensor), ::testing::Each(ElementsAre(3)));
+  }
+}
+
+TEST(TritonRepositoryTest, ATensorThatDoesNotLeadWithTheBatchKeepsItUnbatched) {
+  // The cut passes a [3, N] transpose: dim 0 is not the batch.
+  const Split split = SplitBound(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[N,3] x) => (float[N,3] y) {
+      t = Transpose <perm = [1, 0]> (x)
+      y = Transpose <perm = [1, 0]> (t)
+    }
   )",
                                  {0, 1}, {.dim_values = {{"N", 4}}});
   const TritonRepository repository =
       Build(split.deployment, {.model_name = "m", .graph = &split.loaded.graph});
-  EXPECT_THAT(DimsEverywhere(repository, "x"), ::testing::Each(ElementsAre(-1, 3)));
-  EXPECT_THAT(DimsEverywhere(repository, "a"), ::testing::Each(ElementsAre(4, 3)));
-  EXPECT_THAT(DimsEverywhere(repository, "y"), ::testing::Each(ElementsAre(4, 3)));
+  EXPECT_EQ(repository.max_batch_size, 0);
+  EXPECT_THAT(repository.unbatched_reason, HasSubstr("'t' is [3,N]: its dim 0 is not 'N'"));
+  EXPECT_THAT(DimsEverywhere(repository, "t"), ::testing::Each(ElementsAre(3, -1)));
 }
 
 TEST(TritonRepositoryTest, EstimatedDimsStayMinusOne) {
