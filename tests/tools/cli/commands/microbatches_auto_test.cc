@@ -5,9 +5,7 @@
 // training; bad input is one error line.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +24,7 @@ using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
 
@@ -105,10 +104,7 @@ TEST(MicrobatchesAutoTest, MainCommandWritesTheChosenCountAndTheCurve) {
                          "--max-microbatches", "8", "--no-report"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("chosen of 1..8 by time per sample"));
-  std::ifstream in(out / "plan.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json plan = Json(text.str());
+  const nlohmann::json plan = Json(ReadFile(out / "plan.json"));
   ASSERT_FALSE(plan.is_discarded());
   ExpectAWellChosenCurve(plan["microbatches_search"], 8);
   // The runner reads "microbatches" as a count.
@@ -118,13 +114,6 @@ TEST(MicrobatchesAutoTest, MainCommandWritesTheChosenCountAndTheCurve) {
   EXPECT_THAT(r.stdout_text,
               HasSubstr("step       " + std::to_string(plan["microbatches"].get<int>()) +
                         " micro-batches"));
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 int Count(const std::string& text, const std::string& needle) {

@@ -4,8 +4,6 @@
 // page (a row per count, the answer line, each count's micro-batch curve),
 // one-line usage errors, and exit 3 with the memory needed when no count fits.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +22,7 @@ namespace fs = std::filesystem;
 using testing::CommandResult;
 using testing::ExpectCleanError;
 using ::testing::HasSubstr;
+using testing::ReadFile;
 using testing::RunCommand;
 using testing::TempDir;
 
@@ -177,13 +176,6 @@ TEST(SizeCommandTest, JsonShape) {
     EXPECT_TRUE(doc["answer"].contains(key)) << key;
   }
   EXPECT_TRUE(doc["answer"]["memory_needed_bytes"].is_null());
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 int Count(const std::string& text, const std::string& needle) {
