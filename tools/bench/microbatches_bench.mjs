@@ -29,29 +29,10 @@ import { fileURLToPath } from 'node:url';
 import { EXIT, badInput, internal } from '../runner/errors.mjs';
 import { median, number, parseCli, runMain } from '../fidelity/measure.mjs';
 import { REPO_ROOT, resolveCli } from '../fidelity/lib.mjs';
-import { roundStats } from './plan_fidelity.mjs';
+import { MIN_CPU_SHARE, roundStats, runJson } from './plan_fidelity.mjs';
 
 const RUNNER = join(REPO_ROOT, 'tools/runner/run_deployment.mjs');
 const MEASURE = join(REPO_ROOT, 'tools/fidelity/measure.mjs');
-const MIN_CPU_SHARE = 0.8; // below it, other processes set the times, not the plan
-
-/** Runs a command; its stdout parsed as JSON (the runner's "outputs differ", exit 3, counts). */
-function runJson(cmd, args, what) {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.error) throw internal(`${what}: cannot run ${cmd}: ${r.error.message}`);
-  let out = null;
-  try {
-    out = JSON.parse(r.stdout);
-  } catch {
-    // reported below
-  }
-  if (r.status !== 0 && !(r.status === EXIT.MISMATCH && out)) {
-    const msg = (r.stderr || r.stdout || '').trim().split('\n').pop();
-    throw (r.status === 1 || r.status === 2 ? badInput : internal)(`${what} failed (exit ${r.status}): ${msg}`);
-  }
-  if (!out) throw internal(`${what} printed no JSON`);
-  return out;
-}
 
 /** Plans and splits with `--microbatches M` (a count or 'auto'). */
 function plan(o, model, M, times, dir) {
@@ -59,7 +40,7 @@ function plan(o, model, M, times, dir) {
     '--quiet', '--no-report', '--force', '--json'];
   if (M === 'auto') args.push('--max-microbatches', String(Math.max(...o.microbatches)));
   if (o.hostCalibration) args.push('--host-calibration', o.hostCalibration);
-  runJson(o.cli, args, `onnx-autopar ${basename(model)} --microbatches ${M}`);
+  runJson(o.cli, args, `onnx-autopar ${basename(model)} --microbatches ${M}`, { mismatchIsResult: true });
   const p = JSON.parse(readFileSync(join(dir, 'plan.json'), 'utf8'));
   const placement = createHash('sha256').update(JSON.stringify(p.node_to_device)).digest('hex').slice(0, 16);
   return {
@@ -102,7 +83,7 @@ export async function benchmark(o) {
         const args = [RUNNER, run.target, '--microbatches', String(run.M), '--repeat', String(o.repeat), '--warmup', String(o.warmup),
           '--threads-per-device', '1', '--json'];
         if (k === 0) args.push('--check', model);
-        const r = runJson(process.execPath, args, `run_deployment ${run.target} (M=${run.M})`);
+        const r = runJson(process.execPath, args, `run_deployment ${run.target} (M=${run.M})`, { mismatchIsResult: true });
         run.rounds.push(r.step_us.median);
         run.steps.push(...r.step_us.all);
         run.shares.push(r.cpu_share ?? 1);

@@ -153,10 +153,8 @@ function benchModel(o, model) {
     for (const plan of list) {
       plan.measured_ms = median(plan.rounds.map((x) => x.step_ms));
       plan.cpu_share = median(plan.rounds.map((x) => x.cpu_share ?? NaN));
-      plan.searched_us = plan.predicted_us;
       plan.predicted_us = median(plan.rounds.map((x) => x.predicted_us));
       plan.err = median(plan.rounds.map((x) => x.predicted_us / 1000 / x.step_ms - 1));
-      plan.co_run = plan.rounds.map((x) => x.co_run_slowdown);
     }
   };
   // Algorithms that return the same placement share one measurement: on a
@@ -171,7 +169,7 @@ function benchModel(o, model) {
   measureAll([...distinct.values()], o.rounds);
   for (const plan of plans) {
     if (plan.same_as === plan) continue;
-    for (const k of ['measured_ms', 'cpu_share', 'check', 'max_stashes', 'rounds', 'predicted_us', 'err', 'co_run']) plan[k] = plan.same_as[k];
+    for (const k of ['measured_ms', 'cpu_share', 'check', 'max_stashes', 'rounds', 'predicted_us', 'err']) plan[k] = plan.same_as[k];
     plan.name = `${plan.algo} (= ${plan.same_as.algo})`;
   }
 
@@ -209,7 +207,7 @@ function markdown(results, o, host) {
   for (const r of results) {
     for (const p of [...r.plans, ...(r.gpipe ? [r.gpipe] : [])]) {
       if (p.schedule === '1f1b') errs.push(Math.abs(p.err));
-      const coRun = (p.co_run ?? []).map((x) => x?.toFixed(2)).join(', ');
+      const coRun = p.rounds.map((x) => x.co_run_slowdown?.toFixed(2)).join(', ');
       lines.push(`| ${r.name} | ${p.name} | ${p.devices} | ${p.stages} | ${ms(p.predicted_us / 1000)} | ${ms(p.measured_ms)} | ${pct(p.err)} | ${coRun} | ${p.cpu_share?.toFixed(2)} | ${p.check} |`);
     }
   }

@@ -39,7 +39,7 @@ const RUNNER = join(REPO_ROOT, 'tools/runner/run_deployment.mjs');
 const MEASURE = join(REPO_ROOT, 'tools/fidelity/measure.mjs');
 export const ALL_ALGOS = ['sgp', 'tga', 'm-etf', 'heft', 'pipeline-dp', 'round-robin', 'single'];
 const TGA_GENERATIONS = 200;
-const MIN_CPU_SHARE = 0.8; // below it, other processes set the times, not the plan
+export const MIN_CPU_SHARE = 0.8; // below it, other processes set the times, not the plan
 const EXIT_OFF = 5; // --expect-within: a prediction is off by more than allowed
 const EXIT_SKIPPED = 77; // --expect-within: too busy to judge (ctest's SKIP_RETURN_CODE)
 
@@ -47,7 +47,7 @@ const EXIT_SKIPPED = 77; // --expect-within: too busy to judge (ctest's SKIP_RET
  * Runs a command; its stdout parsed as JSON. Failures become errors naming the
  * command, except the runner's "outputs differ" (exit 3), whose report counts.
  */
-function runJson(cmd, args, what, { mismatchIsResult = false } = {}) {
+export function runJson(cmd, args, what, { mismatchIsResult = false } = {}) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (r.error) throw internal(`${what}: cannot run ${cmd}: ${r.error.message}`);
   let out = null;
