@@ -16,6 +16,13 @@
 // Runs are interleaved: K rounds, each training every plan once (W warm-up
 // steps + R timed ones, in its own process) in an order rotated each round;
 // a plan's measured step is the median over rounds of its rounds' medians.
+// R is at least --steps and enough steps to last --min-timed-ms by the plan's
+// prediction: three steps of a 150 ms plan are too short a sample on a host
+// whose speed moves within seconds.
+// TGA against the fastest plan is judged paired: the median over rounds of
+// TGA's step over the fastest plan's step in the same round, so that a slow
+// minute does not rank two plans whose rounds it fell on differently (the
+// ratio of the two medians is printed beside it).
 // The first round runs --check against the unsplit step.
 // This host's speed, and how much its two cores slow each other (Note
 // [Co-run slowdown] in tools/fidelity/measure_step.mjs), move by tens of
@@ -29,7 +36,8 @@
 //   node tools/bench/pipeline_training_bench.mjs MODEL.onnx... --work DIR
 //        [--results DIR] [--cli PATH] [--cluster cpu:2x1] [--microbatches 8]
 //        [--algos tga,sgp,m-etf,m-sct,m-topo,pipeline-dp,single]
-//        [--rounds 3] [--steps 3] [--warmup 1] [--tga-generations 50]
+//        [--rounds 4] [--steps 3] [--min-timed-ms 2000] [--warmup 1]
+//        [--tga-generations 50]
 //        [--host-calibration FILE]
 //
 // Prints a Markdown report; writes pipeline_training.{md,csv} under --results
@@ -83,8 +91,8 @@ function writeStep(o, model, out, flags) {
 }
 
 /** Trains `out` once: W + R steps; the timed steps' median, the CPU share, and --check's verdict. */
-function trainOnce(o, out, check) {
-  const args = [TRAIN, out, '--steps', String(o.warmup + o.steps), '--seed', '3', '--json'];
+function trainOnce(o, out, steps, check) {
+  const args = [TRAIN, out, '--steps', String(o.warmup + steps), '--seed', '3', '--json'];
   if (check) args.push('--check');
   const r = run(process.execPath, args, `train.mjs ${out}`, { allowExit: [EXIT.MISMATCH] });
   const report = json(r, `train.mjs ${out}`);
@@ -94,6 +102,13 @@ function trainOnce(o, out, check) {
     check: check ? (report.check?.ok ? 'pass' : `FAIL (max abs ${report.check?.max_abs ?? '?'})`) : null,
     max_stashes: report.pipeline?.max_stashes ?? null,
   };
+}
+
+/** Timed steps of `plan`: at least o.steps, and o.minTimedMs long by its prediction. */
+function timedSteps(o, plan) {
+  const predictedMs = plan.predicted_us / 1000;
+  if (!(predictedMs > 0)) return o.steps;
+  return Math.max(o.steps, Math.ceil(o.minTimedMs / predictedMs));
 }
 
 function benchModel(o, model) {
@@ -139,7 +154,7 @@ function benchModel(o, model) {
       for (const plan of list) plan.predictions = [...(plan.predictions ?? []), predict(plan, roundTimes, r)];
       for (let k = 0; k < list.length; k++) {
         const plan = list[(k + r) % list.length];
-        const once = trainOnce(o, plan.out, r === 0);
+        const once = trainOnce(o, plan.out, timedSteps(o, plan), r === 0);
         once.predicted_us = plan.predictions[r];
         once.co_run_slowdown = slowdown;
         if (r === 0) {
@@ -198,7 +213,7 @@ const mib = (b) => (b / (1 << 20)).toFixed(1);
 
 function markdown(results, o, host) {
   const lines = [`# Pipeline training on ${o.cluster}, M = ${o.microbatches}, 1F1B`, '',
-    `${host}; ${o.rounds} rounds of ${o.warmup} warm-up + ${o.steps} timed steps per plan; node times measured on this host ` +
+    `${host}; ${o.rounds} rounds of ${o.warmup} warm-up + at least ${o.steps} timed steps (and ${o.minTimedMs} ms by the prediction) per plan; node times measured on this host ` +
     'before the search and again before each round; predicted = median of the rounds\' predictions, measured = median of the ' +
     'rounds\' medians, pred/meas − 1 = median over rounds; co-run = the slowdown of two devices at once measured in each round.', '',
     '| model | plan | devices | stages | predicted ms | measured ms | pred/meas − 1 | co-run | cpu share | check |',
@@ -212,14 +227,16 @@ function markdown(results, o, host) {
     }
   }
   lines.push('', `Prediction: median |pred/meas − 1| ${pct(median(errs))}, worst ${pct(Math.max(...errs))} over ${errs.length} 1F1B plans.`, '',
-    '| model | fastest measured | TGA | TGA / fastest | one device | fastest split | speed-up | 1F1B ms | GPipe ms | 1F1B peak MiB | GPipe peak MiB |',
-    '|---|---|---|---|---|---|---|---|---|---|---|');
+    '| model | fastest measured | TGA | TGA / fastest (paired) | TGA / fastest (medians) | one device | fastest split | speed-up | 1F1B ms | GPipe ms | 1F1B peak MiB | GPipe peak MiB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const fastest = r.plans.reduce((a, b) => (a.measured_ms <= b.measured_ms ? a : b));
     const tga = r.plans.find((p) => p.algo === 'tga');
     const single = r.plans.find((p) => p.algo === 'single');
     const peak = (p) => (p ? p.peak.map(mib).join(' / ') : '–');
-    lines.push(`| ${r.name} | ${fastest.name} ${ms(fastest.measured_ms)} | ${ms(tga?.measured_ms)} | ${tga ? (tga.measured_ms / fastest.measured_ms).toFixed(3) : '–'} | ` +
+    const paired = tga ? median(tga.rounds.map((x, k) => x.step_ms / fastest.rounds[k].step_ms)) : NaN;
+    lines.push(`| ${r.name} | ${fastest.name} ${ms(fastest.measured_ms)} | ${ms(tga?.measured_ms)} | ${tga ? paired.toFixed(3) : '–'} | ` +
+      `${tga ? (tga.measured_ms / fastest.measured_ms).toFixed(3) : '–'} | ` +
       `${ms(single?.measured_ms)} | ${r.best ? `${r.best.name} ${ms(r.best.measured_ms)}` : '–'} | ${single && r.best ? (single.measured_ms / r.best.measured_ms).toFixed(2) + '×' : '–'} | ` +
       `${ms(r.best?.measured_ms)} | ${ms(r.gpipe?.measured_ms)} | ${peak(r.best)} | ${peak(r.gpipe)} |`);
   }
@@ -227,11 +244,12 @@ function markdown(results, o, host) {
 }
 
 function csv(results) {
-  const rows = ['model,plan,schedule,devices,stages,predicted_ms,measured_ms,err,cpu_share,check'];
+  const rows = ['model,plan,schedule,devices,stages,predicted_ms,measured_ms,err,cpu_share,check,rounds_ms,rounds_predicted_ms'];
   for (const r of results) {
     for (const p of [...r.plans, ...(r.gpipe ? [r.gpipe] : [])]) {
       rows.push([r.name, p.name, p.schedule, p.devices, p.stages, (p.predicted_us / 1000).toFixed(3), p.measured_ms.toFixed(3),
-        p.err.toFixed(4), p.cpu_share?.toFixed(3), p.check].join(','));
+        p.err.toFixed(4), p.cpu_share?.toFixed(3), p.check, p.rounds.map((x) => x.step_ms.toFixed(1)).join(';'),
+        p.rounds.map((x) => (x.predicted_us / 1000).toFixed(1)).join(';')].join(','));
     }
   }
   return rows.join('\n') + '\n';
@@ -244,6 +262,7 @@ function parse(argv) {
       work: { type: 'string' }, results: { type: 'string' }, cli: { type: 'string' }, cluster: { type: 'string' },
       microbatches: { type: 'string' }, algos: { type: 'string' }, rounds: { type: 'string' }, steps: { type: 'string' },
       warmup: { type: 'string' }, 'tga-generations': { type: 'string' }, 'host-calibration': { type: 'string' },
+      'min-timed-ms': { type: 'string' },
     } });
   } catch (e) {
     throw badInput(e.message);
@@ -262,7 +281,8 @@ function parse(argv) {
   return {
     models: parsed.positionals.map((m) => resolve(m)), work: resolve(v.work), results: resolve(v.results ?? v.work),
     cli: resolveCli(v.cli), cluster: v.cluster ?? 'cpu:2x1', microbatches: int(v.microbatches, 8, 'microbatches'), algos,
-    rounds: int(v.rounds, 3, 'rounds'), steps: int(v.steps, 3, 'steps'), warmup: int(v.warmup, 1, 'warmup', 0),
+    rounds: int(v.rounds, 4, 'rounds'), steps: int(v.steps, 3, 'steps'), warmup: int(v.warmup, 1, 'warmup', 0),
+    minTimedMs: int(v['min-timed-ms'], 2000, 'min-timed-ms', 0),
     tgaGenerations: int(v['tga-generations'], 50, 'tga-generations'),
     calibration: v['host-calibration'] ? ['--host-calibration', resolve(v['host-calibration'])] : [],
     loss: new Map(),

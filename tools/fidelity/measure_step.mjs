@@ -130,11 +130,17 @@ async function timeRuns(session, feeds, runs, label) {
   return us;
 }
 
-/** Note [Co-run slowdown]: {slowdown, alone_us, paired_us, runs}. */
-export async function coRunProbe(model, feeds, { threads, runs }) {
+/**
+ * Note [Co-run slowdown]: {slowdown, alone_us, paired_us, runs}. Each phase
+ * runs at least `runs` times and at least `minPhaseMs` long: a small model's
+ * ten runs last a few tens of milliseconds, which one scheduler hiccup
+ * dominates.
+ */
+export async function coRunProbe(model, feeds, { threads, runs, minPhaseMs = 1000 }) {
   const session = await createSession(model, { threads });
   try {
-    await timeRuns(session, feeds, 1, 'co-run probe (warm-up)');
+    const warm = (await timeRuns(session, feeds, 2, 'co-run probe (warm-up)'))[1];
+    runs = Math.max(runs, Math.min(10000, Math.ceil((minPhaseMs * 1000) / Math.max(warm, 1))));
     const alone = await timeRuns(session, feeds, runs, 'co-run probe (alone)');
     const stop = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(CO_RUN_WORKER, { workerData: { model, feeds, threads, stop } });
@@ -215,7 +221,8 @@ export async function measureStep(outDir, opts) {
   const { walls, first } = await stepLoop(plan, o, data, await initialWeights(plan, o));
   const gradient = modelTimes(await measureModel(plan.models.gradient, { ...o, inputs: first.gradient }), walls.gradient);
   const update = modelTimes(await measureModel(plan.models.update, { ...o, inputs: first.update }), walls.update);
-  const coRun = await coRunProbe(plan.models.gradient, first.gradient, { threads: o.threads, runs: Math.max(5, Math.ceil(o.runs / 2)) });
+  const coRun = await coRunProbe(plan.models.gradient, first.gradient,
+    { threads: o.threads, runs: Math.max(5, Math.ceil(o.runs / 2)), minPhaseMs: o.coRunMs });
   const both = Object.keys(update.node_us).filter((n) => n in gradient.node_us);
   if (both.length > 0) throw internal(`the gradient and update models both have a node '${both[0]}': their times cannot share one file`);
   return {
@@ -242,6 +249,8 @@ const USAGE = `usage: node tools/fidelity/measure_step.mjs OUT_DIR -o STEP_TIMES
   --warmup N        runs discarded first (default 3)
   --threads N       ORT intra-op threads (default 1)
   --seed N          seed of the data micro-batch (default 0)
+  --co-run-ms MS    the co-run probe times each of its three phases at least this
+                    long (default 1000)
   --int-range LO,HI integer data inputs other than labels (default [0, classes))
   -o, --output F    write the node-times file there (default: stdout)
   --verbose         ORT warnings
@@ -250,11 +259,14 @@ writes "node_us" of both models, "run_us": {"gradient", "update"}, "node_origin"
 onnx-autopar MODEL ... --mode training --node-times F`;
 
 async function main(argv) {
-  const { values: v, positionals } = parseCli(argv, { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' } });
+  const { values: v, positionals } = parseCli(argv,
+    { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' }, 'co-run-ms': { type: 'string' } });
   if (v.help) return { text: USAGE };
   if (positionals.length !== 1) throw badInput('expected one OUT_DIR (see --help)');
   const o = measureOptionsFrom(v);
   o.intRangeGiven = v['int-range'] !== undefined;
+  o.coRunMs = v['co-run-ms'] === undefined ? 1000 : Number(v['co-run-ms']);
+  if (!Number.isFinite(o.coRunMs) || o.coRunMs < 0) throw badInput(`--co-run-ms: bad value '${v['co-run-ms']}'`);
   const out = await measureStep(positionals[0], o);
   if (!v.output) return { json: out };
   writeFileSync(v.output, JSON.stringify(out, null, 1) + '\n');

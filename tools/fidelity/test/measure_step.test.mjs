@@ -40,7 +40,7 @@ test('measure_step: both models in one file, and the step it predicts', { skip: 
   const out = join(dir, 'out');
   run(CLI, [model, '-o', out, ...TRAIN]);
   const times = join(dir, 'step_times.json');
-  run(process.execPath, [MEASURE_STEP, out, '--runs', '3', '--warmup', '1', '-o', times]);
+  run(process.execPath, [MEASURE_STEP, out, '--runs', '3', '--warmup', '1', '--co-run-ms', '50', '-o', times]);
   const f = JSON.parse(readFileSync(times, 'utf8'));
   const plan = JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8')).training;
   assert.deepEqual(f.node_origin, plan.node_origin);
