@@ -146,6 +146,7 @@ Rule FindRule(K kind) {
     case K::kSequenceAt: return r::SequenceAtRule;
     case K::kSequenceLength: return r::SequenceLengthRule;
     case K::kLoop: return r::LoopRule;
+    case K::kScan: return r::ScanRule;
     default:
       return nullptr;
   }
