@@ -14,8 +14,8 @@ using rules::Outputs;
 using Rule = Outputs (*)(const NodeView&);
 using K = ir::OpKind;
 
-// The rule of each operator kind; nullptr for operators without one (control
-// flow, sequences, ai.onnx.ml, training, Send/Recv...). Kept as a table, one
+// The rule of each operator kind; nullptr for operators without one
+// (SequenceMap, Optional, ai.onnx.ml, training, Send/Recv...). Kept as a table, one
 // family per line group, which clang-format would spread over one label a line.
 // clang-format off
 Rule FindRule(K kind) {
@@ -146,6 +146,7 @@ Rule FindRule(K kind) {
     case K::kSequenceAt: return r::SequenceAtRule;
     case K::kSequenceLength: return r::SequenceLengthRule;
     case K::kLoop: return r::LoopRule;
+    case K::kScan: return r::ScanRule;
     default:
       return nullptr;
   }

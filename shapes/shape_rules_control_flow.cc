@@ -280,6 +280,24 @@ bool ConstantTrue(const ir::Graph& body, size_t output) {
   return false;
 }
 
+// `shape` without dim `axis` (already normalized); unranked when it has no
+// rank.
+ir::Shape WithoutDim(const ir::Shape& shape, int64_t axis) {
+  if (!shape.has_rank() || axis < 0 || axis >= static_cast<int64_t>(shape.rank())) {
+    return ir::Shape();
+  }
+  std::vector<ir::Dim> dims = shape.dims();
+  dims.erase(dims.begin() + axis);
+  return ir::Shape::FromDims(std::move(dims));
+}
+
+// `shape` with `dims` in front; unranked when it has no rank.
+ir::Shape Prepend(std::vector<ir::Dim> dims, const ir::Shape& shape) {
+  if (!shape.has_rank()) return ir::Shape();
+  dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
+  return ir::Shape::FromDims(std::move(dims));
+}
+
 }  // namespace
 
 // If(cond): the taken branch's outputs when cond is known; else the shape
@@ -379,6 +397,101 @@ Outputs LoopRule(const NodeView& node) {
     dims.insert(dims.end(), per_trip.shape.dims().begin(), per_trip.shape.dims().end());
     OutputType t = WithDims(per_trip.dtype, std::move(dims));
     t.estimate = estimate;
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+// Scan(states..., scan_inputs...) → (final_states..., scan_outputs...); at
+// opset 8 a leading sequence_lens input and a batch axis on every input and
+// output. The body sees input j with its scan axis removed (opset 9+:
+// scan_input_axes[j], default 0, negative from the end; opset 8: axis 1, the
+// batch axis 0 removed too) and a state as is (opset 8: without its batch
+// axis). A final state has the body's state output type (the initial
+// state's when the body's is not static); scan output k is the body's
+// per-iteration value with the scanned length inserted at
+// scan_output_axes[k] (default 0, negative counts in the output's rank;
+// opset 8: [batch, length, ...]). The length is the scanned inputs' dim as
+// it is — known, or symbolic and left to the bindings, never estimated.
+// Directions reverse the order of iterations, not shapes.
+Outputs ScanRule(const NodeView& node) {
+  const ir::Graph* body = FindBody(node.node(), "body");
+  const int64_t scan_inputs = node.GetInt("num_scan_inputs", 0);
+  const bool batched = node.opset() < 9;
+  const size_t first = batched ? 1 : 0;
+  if (body == nullptr || scan_inputs <= 0 ||
+      node.num_inputs() < first + static_cast<size_t>(scan_inputs)) {
+    return {};
+  }
+  const size_t states = node.num_inputs() - first - static_cast<size_t>(scan_inputs);
+  const std::vector<int64_t> input_axes = node.GetInts("scan_input_axes");
+  const std::vector<int64_t> output_axes = node.GetInts("scan_output_axes");
+
+  // The batch (opset 8) and the scanned length: the first known dim among
+  // the inputs that have one, else the first symbolic one.
+  std::optional<ir::Dim> batch;
+  std::optional<ir::Dim> length;
+  auto take = [](std::optional<ir::Dim>& into, const ir::Dim& dim) {
+    if (!into || (!into->known() && (dim.known() || into->symbol.empty()))) into = dim;
+  };
+  std::vector<OutputType> body_inputs;
+  for (size_t i = 0; i < states; ++i) {
+    OutputType state = LikeInput(node, first + i);
+    if (batched) {
+      if (state.shape.has_rank() && state.shape.rank() > 0) take(batch, state.shape.dim(0));
+      state.shape = WithoutDim(state.shape, 0);
+    }
+    body_inputs.push_back(std::move(state));
+  }
+  for (size_t j = 0; j < static_cast<size_t>(scan_inputs); ++j) {
+    OutputType slice = LikeInput(node, first + states + j);
+    const std::optional<int64_t> rank = Rank(slice.shape);
+    const std::optional<int64_t> axis =
+        !rank ? std::nullopt
+              : NormalizeAxis(batched ? 1 : (j < input_axes.size() ? input_axes[j] : 0), *rank);
+    if (axis) {
+      take(length, slice.shape.dim(*axis));
+      slice.shape = WithoutDim(slice.shape, *axis);
+      if (batched) {
+        take(batch, slice.shape.dim(0));
+        slice.shape = WithoutDim(slice.shape, 0);
+      }
+    } else {
+      slice.shape = ir::Shape();
+    }
+    body_inputs.push_back(std::move(slice));
+  }
+  InferredBody inferred = InferBody(node, *body, body_inputs);
+  const std::string nested = NestedEstimate(inferred);
+  const std::vector<ir::Dim> batch_dims = {batch.value_or(UnknownDim())};
+
+  Outputs outputs;
+  for (size_t i = 0; i < node.num_outputs() && i < states; ++i) {
+    OutputType state = FromBodyValue(inferred.output(i));
+    if (batched) state.shape = Prepend(batch_dims, state.shape);
+    state.estimate = nested;
+    OutputType initial = LikeInput(node, first + i);
+    if (!state.shape.IsStatic() && initial.shape.has_rank()) {
+      if (initial.dtype == ir::DType::kUndefined) initial.dtype = state.dtype;
+      state = std::move(initial);
+    }
+    outputs.push_back(std::move(state));
+  }
+  for (size_t k = 0; states + k < node.num_outputs(); ++k) {
+    OutputType per_iteration = FromBodyValue(inferred.output(states + k));
+    const std::optional<int64_t> rank = Rank(per_iteration.shape);
+    const std::optional<int64_t> axis =
+        !rank || batched ? std::optional<int64_t>(0)
+                         : NormalizeAxis(k < output_axes.size() ? output_axes[k] : 0, *rank + 1);
+    if (!rank || !axis) {
+      outputs.push_back(Unranked(per_iteration.dtype));
+      continue;
+    }
+    std::vector<ir::Dim> dims = per_iteration.shape.dims();
+    dims.insert(dims.begin() + *axis, length.value_or(UnknownDim()));
+    if (batched) dims.insert(dims.begin(), batch_dims[0]);
+    OutputType t = WithDims(per_iteration.dtype, std::move(dims));
+    t.estimate = nested;
     outputs.push_back(std::move(t));
   }
   return outputs;

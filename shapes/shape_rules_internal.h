@@ -220,6 +220,7 @@ Outputs DataDependentRule(const NodeView& node);
 // --- Rules: control flow (shape_rules_control_flow.cc) -------------------------
 Outputs IfRule(const NodeView& node);
 Outputs LoopRule(const NodeView& node);
+Outputs ScanRule(const NodeView& node);
 Outputs SequenceRule(const NodeView& node);
 Outputs ConcatFromSequenceRule(const NodeView& node);
 Outputs SequenceAtRule(const NodeView& node);

@@ -158,8 +158,9 @@ TEST(IfCostTest, MoreExpensiveBranchUnlessTheConditionIsConstant) {
   EXPECT_EQ(c.param_bytes, 256);  // the captured weight
 }
 
-TEST(ScanCostTest, BodyTimesScanLength) {
-  // Scan(s [1,8], xs [6,1,8]) with body (s, x_t) → (s + x_t·w, x_t·w).
+// Scan(s [1,8], xs) with body (s, x_t) → (s + x_t·w, x_t·w), scanning xs
+// along `axes` (none: axis 0); its cost.
+NodeCost ScanCost(std::vector<int64_t> xs_dims, std::vector<int64_t> axes = {}) {
   TestGraph body;
   ir::ValueId s = body.Input("s_in", DType::kFloat, std::nullopt);
   ir::ValueId x = body.Input("x_t", DType::kFloat, std::nullopt);
@@ -169,16 +170,30 @@ TEST(ScanCostTest, BodyTimesScanLength) {
 
   TestGraph g;
   ir::ValueId s0 = g.Input("s0", DType::kFloat, {{1, 8}});
-  ir::ValueId xs = g.Input("xs", DType::kFloat, {{6, 1, 8}});
+  ir::ValueId xs = g.Input("xs", DType::kFloat, xs_dims);
   ir::ValueId w = g.Weight("w", DType::kFloat, {8, 8});
-  std::vector<ir::ValueId> out = g.Node(OpKind::kScan, {s0, xs}, {Dims{{1, 8}}, Dims{{6, 1, 8}}},
-                                        {ir::Attribute::Int("num_scan_inputs", 1)}, DType::kFloat,
-                                        {{"body", Shared(std::move(body))}}, {w});
+  std::vector<ir::Attribute> attributes = {ir::Attribute::Int("num_scan_inputs", 1)};
+  if (!axes.empty()) attributes.push_back(ir::Attribute::Ints("scan_input_axes", axes));
+  std::vector<ir::ValueId> out =
+      g.Node(OpKind::kScan, {s0, xs}, {Dims{{1, 8}}, xs_dims}, attributes, DType::kFloat,
+             {{"body", Shared(std::move(body))}}, {w});
   g.Output(out[0]);
   g.Output(out[1]);
-  NodeCost c = ComputeGraphCosts(Built(std::move(g)))[0];
+  return ComputeGraphCosts(Built(std::move(g)))[0];
+}
+
+TEST(ScanCostTest, BodyTimesScanLength) {
+  NodeCost c = ScanCost({6, 1, 8});
   EXPECT_EQ(c.macs, 6 * 64);
   EXPECT_EQ(c.flops, 6 * (2 * 64 + 8));  // + the Add of [1,8]
+}
+
+TEST(ScanCostTest, ScanAxesCountFromTheEndLikeTheShapeRule) {
+  // xs [1,6,8] scanned along -2 (axis 1): 6 slices of [1,8], as the Scan
+  // shape rule reads the same attribute.
+  NodeCost c = ScanCost({1, 6, 8}, {-2});
+  EXPECT_EQ(c.macs, 6 * 64);
+  EXPECT_EQ(c.flops, 6 * (2 * 64 + 8));
 }
 
 }  // namespace

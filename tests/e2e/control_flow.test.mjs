@@ -6,7 +6,10 @@
 //    seeded random placement) and match ONNX Runtime on sr = 16000 inputs;
 //    without the value the If stays one unit and the model still plans;
 //  - a sequence chain under seeded random placements: every sequence and its
-//    readers share a device and a stage, and the split matches ONNX Runtime.
+//    readers share a device and a stage, and the split matches ONNX Runtime;
+//  - a Scan RNN whose body reshapes with a shape computed from the outer
+//    input: `info` gives it static shapes from --dim alone, and a split over
+//    2 devices matches ONNX Runtime.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -87,4 +90,29 @@ test('sequences and their readers share a stage under random placements, and mat
     const report = runReport(out, ['--check', model, '--seed', String(seed)]);
     assert.equal(report.check.ok, true, `seed ${seed}: ${JSON.stringify(report.check)}`);
   }
+});
+
+test('a Scan whose body reads a bound outer shape gets static shapes, splits and matches ORT', { skip, timeout: 120000 }, () => {
+  const dir = modelsDir();
+  const model = join(dir, 'scan_rnn.onnx');
+  const info = autopar(['info', model, '--dim', 'batch=2', '--format', 'json']);
+  assert.equal(info.code, 0, info.stderr);
+  const summary = JSON.parse(info.stdout);
+  assert.deepEqual(summary.outputs.map((o) => [o.name, o.shape]), [['y', [2, 6, 16]], ['h_proj', [2, 8]]]);
+  // The Scan's own outputs (the stacked [2,6,4,4] grids and the final
+  // state) included: nothing is left without a static shape.
+  assert.equal(summary.values_without_static_shape, 0);
+
+  const out = join(dir, 'scan_split');
+  const plan = split(model, out, ['--devices', '2', '--dim', 'batch=2']);
+  assert.deepEqual(plan.estimates, []);
+  assert.ok('rnn' in plan.node_to_device, Object.keys(plan.node_to_device).join(' '));
+  // A seeded random placement, so that the Scan's inputs and outputs cross
+  // devices.
+  const placement = randomPlacementFile(plan, 2, 11, dir);
+  const rout = join(dir, 'scan_random');
+  const rplan = split(model, rout, ['--devices', '2', '--placement', placement, '--dim', 'batch=2']);
+  assert.equal(devicesUsed(rplan), 2);
+  const report = runReport(rout, ['--check', model, '--seed', '3']);
+  assert.equal(report.check.ok, true, JSON.stringify(report.check));
 });

@@ -12,6 +12,12 @@
   sequence_chain.onnx  SequenceConstruct -> SequenceInsert -> SequenceAt /
                   ConcatFromSequence between ordinary nodes: values a split
                   must keep inside one stage.
+  scan_rnn.onnx   a tanh RNN written as a Scan over axis 1 of x [batch, 6, 16]
+                  (opset 14 form: scan_input_axes, scan_output_axes), between
+                  MatMuls; its body reshapes each step's state to
+                  [batch, 4, 4] with a shape computed from the outer x
+                  (Shape -> Gather), so the Scan's output shapes need the
+                  outer graph's bound batch and folding.
 
 Usage: /usr/bin/python3 tests/e2e/control_flow_models.py OUT_DIR
 Requires Debian's python3-onnx (1.12).
@@ -153,6 +159,56 @@ def sequence_model():
     return model
 
 
+def scan_model():
+    rng = np.random.default_rng(9)
+    body_inits = [weight(rng, "wx", [16, 16]), weight(rng, "wh", [16, 16]),
+                  ints("zero_axes", [0]), ints("four_rest", [4, -1])]
+    body_nodes = [
+        helper.make_node("MatMul", ["x_t", "wx"], ["xw"], name="step_x"),
+        helper.make_node("MatMul", ["h_in", "wh"], ["hw"], name="step_h"),
+        helper.make_node("Add", ["xw", "hw"], ["pre"], name="step_add"),
+        helper.make_node("Tanh", ["pre"], ["h_out"], name="step_tanh"),
+        # [batch, 16] -> [batch, 4, 4] through the outer `batch`.
+        helper.make_node("Unsqueeze", ["batch", "zero_axes"], ["batch_1d"], name="step_batch"),
+        helper.make_node("Concat", ["batch_1d", "four_rest"], ["grid_shape"], name="step_shape",
+                         axis=0),
+        helper.make_node("Reshape", ["h_out", "grid_shape"], ["grid"], name="step_grid"),
+    ]
+    body = helper.make_graph(
+        body_nodes, "rnn_step",
+        [helper.make_tensor_value_info("h_in", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("x_t", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("h_out", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT, None)],
+        initializer=body_inits)
+    inits = [weight(rng, "w_in", [16, 16]), weight(rng, "w_out", [16, 16]),
+             weight(rng, "w_h", [16, 8]), ints("zero", 0), ints("flat_shape", [0, 6, 16])]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w_in"], ["embedded"], name="embed"),
+        helper.make_node("Relu", ["embedded"], ["embedded_r"], name="embed_relu"),
+        helper.make_node("Shape", ["x"], ["x_shape"], name="x_shape_of"),
+        helper.make_node("Gather", ["x_shape", "zero"], ["batch"], name="batch_of", axis=0),
+        helper.make_node("Scan", ["h0", "embedded_r"], ["h_last", "grids"], name="rnn",
+                         body=body, num_scan_inputs=1, scan_input_axes=[1],
+                         scan_output_axes=[1]),
+        helper.make_node("Reshape", ["grids", "flat_shape"], ["steps"], name="flatten_steps"),
+        helper.make_node("MatMul", ["steps", "w_out"], ["projected"], name="project"),
+        helper.make_node("Sigmoid", ["projected"], ["y"], name="head"),
+        helper.make_node("MatMul", ["h_last", "w_h"], ["h_proj"], name="project_h"),
+    ]
+    graph = helper.make_graph(
+        nodes, "scan_rnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6, 16]),
+         helper.make_tensor_value_info("h0", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6, 16]),
+         helper.make_tensor_value_info("h_proj", TensorProto.FLOAT, ["batch", 8])],
+        initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    return model
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -161,6 +217,7 @@ def main():
     onnx.save(vad_model(), os.path.join(out, "vad_if.onnx"))
     vad_inputs(os.path.join(out, "vad_if_inputs"))
     onnx.save(sequence_model(), os.path.join(out, "sequence_chain.onnx"))
+    onnx.save(scan_model(), os.path.join(out, "scan_rnn.onnx"))
 
 
 if __name__ == "__main__":

@@ -346,6 +346,61 @@ TEST(InferShapesTest, LoopScanOutputsStackTheTripCount) {
   EXPECT_THAT(estimated.report.estimates[0].assumed, HasSubstr("4 trips"));
 }
 
+// A Scan and a Loop whose bodies reshape with a target built from k =
+// Shape(a)[0], where a's first dim is bound by --dim: the bodies' shapes rest
+// on the outer graph's bound shape and its folded values. OPSET is 17 (ONNX's
+// inference runs first) or 18 (our rules alone).
+constexpr char kBodiesReadingOuterK[] = R"(
+  <ir_version: 8, opset_import: ["" : OPSET]>
+  g (float[batch,7] a, float[5,8] x, float[?,?] s0) => (float[?,?] s, float[?,?,?] ys,
+                                                        float[?,?,?] stacked) {
+    shape = Shape(a)
+    zero = Constant <value = int64 {0}> ()
+    k = Gather(shape, zero)
+    s, ys = Scan(s0, x) <
+      num_scan_inputs = 1, scan_output_axes = [-1],
+      body = scan_g (float[?,?] s_in, float[?] x_in) => (float[?,?] s_out, float[?,?] y) {
+        axes = Constant <value = int64[1] {0}> ()
+        k1 = Unsqueeze(k, axes)
+        minus1 = Constant <value = int64[1] {-1}> ()
+        target = Concat <axis = 0> (k1, minus1)
+        y = Reshape(x_in, target)
+        s_out = Add(s_in, y)
+      }
+    >
+    trips = Constant <value = int64 {3}> ()
+    cond = Constant <value = bool {1}> ()
+    last, stacked = Loop(trips, cond, x) <
+      body = loop_g (int64 i, bool c, float[?,?] v) => (bool c_out, float[?,?] v_out,
+                                                        float[?,?] r) {
+        c_out = Identity(c)
+        v_out = Identity(v)
+        axes = Constant <value = int64[1] {0}> ()
+        k1 = Unsqueeze(k, axes)
+        minus1 = Constant <value = int64[1] {-1}> ()
+        target = Concat <axis = 0> (minus1, k1)
+        r = Reshape(v, target)
+      }
+    >
+  }
+)";
+
+TEST(InferShapesTest, ScanAndLoopBodiesReshapeWithBoundOuterShapes) {
+  for (const std::string opset : {"17", "18"}) {
+    std::string text = kBodiesReadingOuterK;
+    text.replace(text.find("OPSET"), 5, opset);
+    ShapeOptions options;
+    options.dim_values["batch"] = 2;
+    options.input_shapes["s0"] = {2, 4};
+    Reported r = InferText(text.c_str(), options);
+    ASSERT_TRUE(r.status.ok()) << "opset " << opset << ": " << r.status;
+    EXPECT_EQ(ShapeOf(r.graph, "s"), "[2,4]") << opset;
+    EXPECT_EQ(ShapeOf(r.graph, "ys"), "[2,4,5]") << opset;  // [8] → [2,4], 5 on the last axis
+    EXPECT_EQ(ShapeOf(r.graph, "stacked"), "[3,20,2]") << opset;  // 3 trips of [5,8] → [20,2]
+    EXPECT_TRUE(r.report.estimates.empty()) << opset;
+  }
+}
+
 TEST(InferShapesTest, NonZeroCountIsEstimatedByItsUpperBound) {
   Reported r = InferText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
