@@ -201,6 +201,7 @@ export function seededInputs(specs, seed, { inputValues = {}, unread = [], what 
   const notes = [];
   const tensors = {};
   for (const spec of specs) {
+    if (spec.unread) continue; // no stage reads it: no value is needed
     if (!(spec.name in inputValues)) {
       tensors[spec.name] = randomTensor(rng, spec, { ...opts, notes });
       continue;
@@ -252,6 +253,7 @@ export function readTensorDir(dir, prefix, names) {
 export function checkInputs(tensors, specs) {
   for (const spec of specs) {
     const t = tensors[spec.name];
+    if (!t && spec.unread) continue;
     if (!t) throw badInput(`no value for input '${spec.name}'`);
     if (spec.type && t.type !== spec.type) throw badInput(`input '${spec.name}': file has ${t.type}, model wants ${spec.type}`);
     const s = spec.shape;

@@ -124,10 +124,12 @@ async function targetPlan(target) {
 }
 
 /**
- * Input specs {name, type, shape} in the order inputs are generated/read. A
- * graph input no stage reads (the rate of an If that onnx-autopar inlined for
- * one --input-value) has no spec without --check; one --input-value names is
- * left out, as no stage needs its value.
+ * Input specs {name, type, shape} in the order inputs are generated/read.
+ * Without --check, a graph input no stage reads (the rate of an If that
+ * onnx-autopar inlined for one --input-value, CastLike's `like` once the
+ * function is expanded) has no type to take: it is {name, unread: true},
+ * read from --inputs when there, never made at random, and needed by no
+ * stage. Only a graph output that passes it straight through would need it.
  */
 function inputSpecs(plan, dep, original, inputValues = {}) {
   if (!original) checkInputValueNames(inputValues, plan.inputs.map((i) => i.name), 'the deployment');
@@ -144,9 +146,11 @@ function inputSpecs(plan, dep, original, inputValues = {}) {
   }
   return plan.inputs.flatMap(({ name }) => {
     const s = plan.stages.find((st) => st.inputs.includes(name));
-    if (!s && name in inputValues) return [];
-    if (!s) throw badInput(`graph input '${name}' is read by no stage; cannot tell its type (use --check)`);
-    return [dep.meta.get(s.id).inputs.find((i) => i.name === name)];
+    if (s) return [dep.meta.get(s.id).inputs.find((i) => i.name === name)];
+    if (plan.outputs.some((o) => o.name === name)) {
+      throw badInput(`graph input '${name}' is read by no stage but is a graph output; cannot tell its type (use --check)`);
+    }
+    return [{ name, unread: true }];
   });
 }
 
