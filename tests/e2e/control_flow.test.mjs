@@ -3,7 +3,8 @@
 //  - a voice-activity detector whose whole network sits inside If(sr == 16000),
 //    bound with --input-value sr=16000: the If becomes its taken branch, whose
 //    Conv/LSTM nodes are placed and split over 2 and 4 devices (SGP and a
-//    seeded random placement) and match ONNX Runtime on sr = 16000 inputs;
+//    seeded random placement) and match ONNX Runtime on stored sr = 16000
+//    inputs and on random ones with the runner's --input-value sr=16000;
 //    without the value the If stays one unit and the model still plans;
 //  - a sequence chain under seeded random placements: every sequence and its
 //    readers share a device and a stage, and the split matches ONNX Runtime;
@@ -41,6 +42,9 @@ test('an If decided by --input-value is inlined, split over 2 and 4 devices, and
   const model = join(dir, 'vad_if.onnx');
   const inputs = join(dir, 'vad_if_inputs');
   const bound = ['--input-value', 'sr=16000', '--dim', 'batch=2'];
+  // The same flags make the runner's random inputs take the inlined branch
+  // in the unsplit model too (sr is read by no stage of the split).
+  const randomInputs = (seed) => ['--check', model, ...bound, '--seed', String(seed)];
   for (const devices of [2, 4]) {
     const out = join(dir, `sgp_${devices}`);
     const plan = split(model, out, ['--devices', String(devices), ...bound]);
@@ -52,6 +56,9 @@ test('an If decided by --input-value is inlined, split over 2 and 4 devices, and
     assert.ok(!nodes.some((n) => n.startsWith('sr8k_')), nodes.join(' '));
     const report = runReport(out, ['--check', model, '--inputs', inputs]);
     assert.equal(report.check.ok, true, JSON.stringify(report.check));
+    const random = runReport(out, randomInputs(devices));
+    assert.equal(random.check.ok, true, JSON.stringify(random.check));
+    assert.deepEqual(random.inputs.values, { sr: ['16000'] });
 
     // The same nodes on a seeded random placement, so that the branch really
     // is cut into pieces on every device.
@@ -61,6 +68,10 @@ test('an If decided by --input-value is inlined, split over 2 and 4 devices, and
     assert.equal(devicesUsed(rplan), devices);
     const rreport = runReport(rout, ['--check', model, '--inputs', inputs]);
     assert.equal(rreport.check.ok, true, JSON.stringify(rreport.check));
+    const rrandom = runReport(rout, randomInputs(devices + 1));
+    assert.equal(rrandom.check.ok, true, JSON.stringify(rrandom.check));
+    // Another rate takes the other branch in the unsplit model: no match.
+    assert.throws(() => runReport(rout, ['--check', model, '--input-value', 'sr=8000', '--dim', 'batch=2']), /exit 3/);
   }
 });
 

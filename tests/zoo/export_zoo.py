@@ -627,7 +627,7 @@ torch_model("if_on_rate", IfOnRate, [f32(2, 16), i64(hi=1)], ["x", "rate"],
             "torch.jit.script If on an input value (branches differ in shape)", script=True)
 torch_model("if_on_rate_bound", IfOnRate, [f32(2, 16), i64(hi=1)], ["x", "rate"],
             "torch.jit.script If on an input value, bound with --input-value", script=True,
-            autopar=["--input-value", "rate=8000"])
+            autopar=["--input-value", "rate=8000"], runner=["--input-value", "rate=8000"])
 torch_model("if_on_data", DataDependentIfScripted, [f32(2, 16)], ["x"],
             "torch.jit.script If on a data-dependent condition", script=True)
 torch_model("detection_head", DetectionHead, IMG, ["image"],

@@ -7,6 +7,12 @@
 // clamped to the type's range; bool 0/1 with p = 1/2. Inputs are generated in
 // the order given (the original model's input order), one PRNG stream, so a
 // seed always gives the same values. Symbolic dims take --dim NAME=V, else 1.
+//
+// --input-value NAME=V[,V...] gives one input exact contents (a sample rate, a
+// length: inputs that steer control flow, which onnx-autopar may have bound
+// and inlined an If for). Its random values are still drawn and then
+// replaced, so every other input keeps the values the seed gives it without
+// the flag.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { badInput } from './errors.mjs';
@@ -88,6 +94,127 @@ export function randomInputs(specs, seed, opts = {}) {
   return { tensors, notes };
 }
 
+/**
+ * Parses --input-value flags ("NAME=V[,V...]") into {name: [string]}; the
+ * values are checked against the input's element type by valueTensor.
+ */
+export function parseInputValues(flags = []) {
+  const out = {};
+  for (const text of flags) {
+    const eq = text.indexOf('=');
+    const name = eq > 0 ? text.slice(0, eq) : '';
+    const values = eq > 0 ? text.slice(eq + 1).split(',') : [];
+    if (!name || values.some((v) => v === '')) throw badInput(`--input-value: expected NAME=V[,V...], got '${text}'`);
+    if (name in out) throw badInput(`--input-value: '${name}' given twice`);
+    out[name] = values;
+  }
+  return out;
+}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** One --input-value element as a number of the input's kind (true/false are 1/0); throws badInput. */
+function parseValue(text, dt, name) {
+  const bad = (why) => badInput(`--input-value ${name}: '${text}' ${why}`);
+  if (text === 'true' || text === 'false') return text === 'true' ? 1 : 0;
+  if (!NUMBER.test(text)) throw bad(`is not a number${dt.kind === 'bool' ? ' (bool input: true/false or 1/0)' : ''}`);
+  const v = Number(text);
+  if (!Number.isFinite(v)) throw bad('is not a finite number');
+  if (dt.kind === 'bool') {
+    if (v !== 0 && v !== 1) throw bad('is not a bool (true/false or 1/0)');
+  } else if (dt.kind === 'int' || dt.kind === 'bigint') {
+    if (!Number.isInteger(v)) throw bad(`is not an integer (input is ${dt.name})`);
+    if (dt.kind === 'bigint') {
+      // Exact past 2^53 when written as digits.
+      const b = /^[+-]?\d+$/.test(text) ? BigInt(text) : BigInt(v);
+      const [lo, hi] = dt.name === 'int64' ? [-(2n ** 63n), 2n ** 63n] : [0n, 2n ** 64n];
+      if (b < lo || b >= hi) throw bad(`is out of ${dt.name}'s range`);
+      return b;
+    }
+    const [lo, hi] = INT_LIMITS[dt.name];
+    if (v < lo || v >= hi) throw bad(`is out of ${dt.name}'s range`);
+  }
+  return v;
+}
+
+/**
+ * The tensor an --input-value gives an input spec {name, type, shape}: its
+ * declared shape (symbolic dims from `dimValues`; one dim neither declares nor
+ * --dim gives is read off the element count, more are 1) holding `values`
+ * row-major. A wrong element count, a value that is not a number of the
+ * input's type, or a string input is a bad-input error.
+ */
+export function valueTensor(spec, values, { dimValues = {} } = {}) {
+  let dt;
+  try {
+    dt = dtypeFromName(spec.type);
+  } catch (e) {
+    throw badInput(`--input-value ${spec.name}: ${e.message}`);
+  }
+  if (dt.kind === 'string') throw badInput(`--input-value ${spec.name}: a string input takes no numbers (use --inputs)`);
+  if (spec.isTensor === false) throw badInput(`--input-value ${spec.name}: not a tensor input`);
+  let dims;
+  if (!Array.isArray(spec.shape)) {
+    dims = values.length === 1 ? [] : [values.length];
+  } else {
+    const unknown = [];
+    dims = spec.shape.map((d, i) => {
+      if (typeof d === 'number' && d >= 0) return d;
+      const key = typeof d === 'string' && d ? d : `${spec.name}:${i}`;
+      if (key in dimValues) return dimValues[key];
+      unknown.push(i);
+      return 1;
+    });
+    if (unknown.length === 1) {
+      const rest = numel(dims);
+      if (rest > 0 && values.length % rest === 0) dims[unknown[0]] = values.length / rest;
+    }
+  }
+  const n = numel(dims);
+  if (values.length !== n) {
+    throw badInput(`--input-value ${spec.name}: ${values.length} value${values.length === 1 ? '' : 's'} for shape [${dims}] (${n} element${n === 1 ? '' : 's'}, row-major)`);
+  }
+  const nums = values.map((v) => parseValue(v, dt, spec.name));
+  let data;
+  if (dt.kind === 'half') data = Uint16Array.from(nums, floatToHalf);
+  else if (dt.kind === 'bigint') data = dt.Array.from(nums, (v) => BigInt(v)); // true/false came as 1/0
+  else data = dt.Array.from(nums);
+  return { name: spec.name, type: dt.name, dims, data };
+}
+
+/** Throws a bad-input error for an --input-value name that is not one of `names` (the inputs of `what`). */
+export function checkInputValueNames(inputValues, names, what) {
+  for (const name of Object.keys(inputValues)) {
+    if (!names.includes(name)) throw badInput(`--input-value: '${name}' is not an input of ${what} (its inputs: ${names.join(', ') || 'none'})`);
+  }
+}
+
+/**
+ * Random inputs for `specs` from `seed` (randomInputs), with the inputs that
+ * `inputValues` ({name: [string]}, from parseInputValues) names replaced by
+ * those values. Every name must be one of `specs` or of `unread` (inputs no
+ * stage reads, which need no value).
+ */
+export function seededInputs(specs, seed, { inputValues = {}, unread = [], what = 'the model', ...opts } = {}) {
+  checkInputValueNames(inputValues, [...new Set([...specs.map((s) => s.name), ...unread])], what);
+  const rng = mulberry32(seed);
+  const notes = [];
+  const tensors = {};
+  for (const spec of specs) {
+    if (spec.unread) continue; // no stage reads it: no value is needed
+    if (!(spec.name in inputValues)) {
+      tensors[spec.name] = randomTensor(rng, spec, { ...opts, notes });
+      continue;
+    }
+    // Draw (and drop) its random values so the next inputs' stay as they were.
+    try {
+      randomTensor(rng, spec, { ...opts, notes: [] });
+    } catch {}
+    tensors[spec.name] = valueTensor(spec, inputValues[spec.name], opts);
+  }
+  return { tensors, notes };
+}
+
 /** Sorted [index, path] pairs of PREFIX_N.pb files in dir. */
 function pbFiles(dir, prefix) {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw badInput(`${dir}: no such directory`);
@@ -126,6 +253,7 @@ export function readTensorDir(dir, prefix, names) {
 export function checkInputs(tensors, specs) {
   for (const spec of specs) {
     const t = tensors[spec.name];
+    if (!t && spec.unread) continue;
     if (!t) throw badInput(`no value for input '${spec.name}'`);
     if (spec.type && t.type !== spec.type) throw badInput(`input '${spec.name}': file has ${t.type}, model wants ${spec.type}`);
     const s = spec.shape;

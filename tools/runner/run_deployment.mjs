@@ -14,7 +14,7 @@ import { loadPlan, singleModelPlan } from './plan.mjs';
 import { openDeployment } from './executor.mjs';
 import { DeviceSessions } from './device_sessions.mjs';
 import { createSession } from './ort_session.mjs';
-import { randomInputs, readTensorDir, checkInputs } from './inputs.mjs';
+import { checkInputValueNames, parseInputValues, seededInputs, readTensorDir, checkInputs } from './inputs.mjs';
 import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
 import { hostLoad } from './host_load.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
@@ -32,6 +32,9 @@ const USAGE = `usage: node tools/runner/run_deployment.mjs OUT_DIR|MODEL.onnx|OU
   --inputs DIR            read inputs from DIR/input_N.pb (M > 1: DIR/mb<m>/input_N.pb)
   --seed N                random inputs; micro-batch m from seed N+m (default 0)
   --int-range LO,HI       integer inputs uniform in [LO, HI) (default 0,10)
+  --input-value NAME=V[,V...]  exactly these contents for input NAME in every micro-batch (a scalar,
+                          or row-major for its shape; true/false for bools), e.g. the value an If was
+                          inlined for with onnx-autopar --input-value; other inputs stay random (repeatable)
   --dim NAME=V            value for a symbolic input dim (repeatable; default 1)
   --expected DIR          compare with DIR/output_N.pb (M > 1: DIR/mb<m>/output_N.pb)
   --atol A --rtol R       tolerance |a-b| <= A + R*|b| for every float output (default: 1e-4, 1e-4
@@ -47,7 +50,7 @@ exit codes: 0 ok, 2 bad input, 3 mismatch, 4 runtime/internal error`;
 
 const OPTIONS = {
   check: { type: 'string' }, inputs: { type: 'string' }, seed: { type: 'string' },
-  'int-range': { type: 'string' }, dim: { type: 'string', multiple: true }, expected: { type: 'string' },
+  'int-range': { type: 'string' }, 'input-value': { type: 'string', multiple: true }, dim: { type: 'string', multiple: true }, expected: { type: 'string' },
   atol: { type: 'string' }, rtol: { type: 'string' }, 'save-outputs': { type: 'string' },
   profile: { type: 'string' }, sequential: { type: 'boolean' }, threads: { type: 'string' },
   'threads-per-device': { type: 'string' }, microbatches: { type: 'string' }, repeat: { type: 'string' },
@@ -73,6 +76,7 @@ function parseCli(argv) {
   if (v.help) return { help: true };
   if (parsed.positionals.length !== 1) throw badInput('expected exactly one OUT_DIR (see --help)');
   if (v.inputs && v.seed !== undefined) throw badInput('--inputs and --seed are exclusive');
+  if (v.inputs && v['input-value']) throw badInput('--inputs and --input-value are exclusive (put the value in the input_N.pb file)');
   if (v.threads !== undefined && v['threads-per-device'] !== undefined) throw badInput('--threads and --threads-per-device are the same flag; give one');
   let intRange = [0, 10];
   if (v['int-range'] !== undefined) {
@@ -94,7 +98,7 @@ function parseCli(argv) {
     target: parsed.positionals[0],
     check: v.check, inputsDir: v.inputs, expectedDir: v.expected,
     seed: v.seed === undefined ? 0 : number(v.seed, '--seed', { int: true, min: 0 }),
-    intRange, dimValues,
+    intRange, dimValues, inputValues: parseInputValues(v['input-value']),
     atol: v.atol === undefined ? 1e-4 : number(v.atol, '--atol', { min: 0 }),
     rtol: v.rtol === undefined ? 1e-4 : number(v.rtol, '--rtol', { min: 0 }),
     halfTolerance: explicitTol ? 0 : 1e-3, explicitTol,
@@ -119,8 +123,16 @@ async function targetPlan(target) {
   return loadPlan(target);
 }
 
-/** Input specs {name, type, shape} in the order inputs are generated/read. */
-function inputSpecs(plan, dep, original) {
+/**
+ * Input specs {name, type, shape} in the order inputs are generated/read.
+ * Without --check, a graph input no stage reads (the rate of an If that
+ * onnx-autopar inlined for one --input-value, CastLike's `like` once the
+ * function is expanded) has no type to take: it is {name, unread: true},
+ * read from --inputs when there, never made at random, and needed by no
+ * stage. Only a graph output that passes it straight through would need it.
+ */
+function inputSpecs(plan, dep, original, inputValues = {}) {
+  if (!original) checkInputValueNames(inputValues, plan.inputs.map((i) => i.name), 'the deployment');
   if (original) {
     const names = original.meta.inputs.map((i) => i.name);
     for (const i of plan.inputs) if (!names.includes(i.name)) throw badInput(`plan input '${i.name}' is not an input of ${original.path}`);
@@ -132,10 +144,13 @@ function inputSpecs(plan, dep, original) {
     }
     return original.meta.inputs;
   }
-  return plan.inputs.map(({ name }) => {
+  return plan.inputs.flatMap(({ name }) => {
     const s = plan.stages.find((st) => st.inputs.includes(name));
-    if (!s) throw badInput(`graph input '${name}' is read by no stage; cannot tell its type (use --check)`);
-    return dep.meta.get(s.id).inputs.find((i) => i.name === name);
+    if (s) return [dep.meta.get(s.id).inputs.find((i) => i.name === name)];
+    if (plan.outputs.some((o) => o.name === name)) {
+      throw badInput(`graph input '${name}' is read by no stage but is a graph output; cannot tell its type (use --check)`);
+    }
+    return [{ name, unread: true }];
   });
 }
 
@@ -166,7 +181,10 @@ function microbatchInputs(o, plan, specs, M, report, text) {
   const shared = new Set(plan.inputs.filter((i) => !i.perMicrobatch).map((i) => i.name));
   const all = [];
   for (let m = 0; m < M; m++) {
-    const r = randomInputs(specs, o.seed + m, { intRange: o.intRange, dimValues: o.dimValues });
+    const r = seededInputs(specs, o.seed + m, {
+      intRange: o.intRange, dimValues: o.dimValues, inputValues: o.inputValues,
+      unread: plan.inputs.map((i) => i.name), what: o.check ?? 'the deployment',
+    });
     if (m === 0) {
       report.notes = r.notes;
       text.push(...r.notes.map((n) => `note: ${n}`));
@@ -176,6 +194,7 @@ function microbatchInputs(o, plan, specs, M, report, text) {
     all.push(r.tensors);
   }
   report.inputs = { source: 'random', seed: o.seed, int_range: o.intRange };
+  if (Object.keys(o.inputValues).length) report.inputs.values = o.inputValues;
   if (shared.size) report.inputs.shared = [...shared];
   return all;
 }
@@ -208,7 +227,7 @@ async function main(argv) {
   }
   const dep = await openDeployment(plan, { concurrent: o.concurrent, threads: o.threads, microbatches: M, profilePrefix: o.profile, verbose: o.verbose });
   try {
-    const specs = inputSpecs(plan, dep, original);
+    const specs = inputSpecs(plan, dep, original, o.inputValues);
     const inputs = microbatchInputs(o, plan, specs, M, report, text);
     await dep.setInputs(inputs);
     const nDev = new Set(plan.stages.map((s) => s.device)).size;

@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EXIT, badInput } from './errors.mjs';
 import { DeviceSessions } from './device_sessions.mjs';
-import { randomInputs, readTensorDir, checkInputs } from './inputs.mjs';
+import { seededInputs, readTensorDir, checkInputs } from './inputs.mjs';
 import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
 import { numel } from './dtypes.mjs';
@@ -92,11 +92,15 @@ export async function runTritonRepository(o) {
       }
     } else {
       for (let m = 0; m < M; m++) {
-        const r = randomInputs(specs, o.seed + m, { intRange: o.intRange, dimValues: o.dimValues });
+        const r = seededInputs(specs, o.seed + m, {
+          intRange: o.intRange, dimValues: o.dimValues, inputValues: o.inputValues,
+          what: o.check ?? `the ensemble '${repo.ensemble.name}'`,
+        });
         if (m === 0) text.push(...r.notes.map((n) => `note: ${n}`));
         requests.push(r.tensors);
       }
       report.inputs = { source: 'random', seed: o.seed, int_range: o.intRange };
+      if (Object.keys(o.inputValues).length) report.inputs.values = o.inputValues;
     }
 
     const results = [];

@@ -307,6 +307,25 @@ save("m", [r, mul], [x], [y]); save("s0", [r], [x], [s]); save("s1", [mul], [x, 
   assert.match(bad.stderr, /m_s0: output 's' has dims \[1\] in the config but \[\] in the model/);
 });
 
+test('--input-value feeds the ensemble and the --check model the same contents; other inputs stay seeded', { skip }, () => {
+  const repo = writeRepository();
+  const tmp = tempDir('triton-input-value');
+  const ids = ['--input-value', 'ids=9,8,7,0,1,2'];
+  const r = runJson([repo, '--check', model(), '--seed', '4', ...ids, '--save-outputs', join(tmp, 'triton')]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(r.rep.check.ok, true);
+  assert.deepEqual(r.rep.inputs.values, { ids: ['9', '8', '7', '0', '1', '2'] });
+  // The plan.json deployment of the same stages, same flags: the same outputs.
+  const d = runCli([join(fx, 'deploy'), '--check', model(), '--seed', '4', ...ids, '--save-outputs', join(tmp, 'deploy')]);
+  assert.equal(d.code, 0, d.stdout + d.stderr);
+  for (const f of ['output_0.pb', 'output_1.pb', 'output_2.pb']) assert.deepEqual(readFileSync(join(tmp, 'triton', f)), readFileSync(join(tmp, 'deploy', f)), f);
+  const other = runCli([repo, '--seed', '4', '--input-value', 'ids=9,8,7,0,1,3', '--expected', join(tmp, 'triton')]);
+  assert.equal(other.code, 3, other.stdout + other.stderr);
+  const unknown = runCli([repo, '--input-value', 'rate=8000']);
+  assert.equal(unknown.code, 2);
+  assert.equal(unknown.stderr, "run_deployment: error: --input-value: 'rate' is not an input of the ensemble 'fx' (its inputs: ids, x)\n");
+});
+
 test('options that time or profile steps are refused for a repository', { skip }, () => {
   const r = runCli([writeRepository(), '--repeat', '3']);
   assert.equal(r.code, 2);
