@@ -100,11 +100,13 @@ struct Analysis {
 };
 
 /// A node every device (or stage) reading it gets its own copy of: a
-/// Constant; and, with `weight_identities`, an Identity of a weight. Torch's
-/// exporter writes those when two layers hold equal weights (folded
-/// BatchNorm biases of zeros, shared embeddings): sending one would make a
-/// weight cross between stages, a transfer the copy avoids, and a stage
-/// tensor with no batch dim, which keeps a Triton repository unbatched.
+/// Constant; and, with `weight_identities`, an Identity or a Cast of a
+/// weight. Torch's exporter writes the Identity when two layers hold equal
+/// weights (folded BatchNorm biases of zeros, shared embeddings), and
+/// mixed-precision exports read float16 weights through a Cast: sending one
+/// would make a weight cross between stages, a transfer the copy avoids,
+/// and a stage tensor with no batch dim, which keeps a Triton repository
+/// unbatched.
 bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_identities);
 
 /// `weight_identities`: IsReplicable's (a training step updates its

@@ -173,7 +173,7 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   onnx::GraphProto* g = stage.proto.mutable_graph();
 
   // The nodes: this stage's own, and a copy of each replicated node (a
-  // Constant, an Identity of a weight) they read.
+  // Constant, an Identity or Cast of a weight) they read.
   std::vector<uint32_t> nodes = contents.nodes;
   for (uint32_t i : contents.nodes) {
     for (ir::ValueId v : a.reads[i]) {
@@ -226,7 +226,7 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
     const ir::ValueId v = graph.outputs()[j];
     if (!graph.value(v).producer.valid()) needed.push_back(v);
   }
-  // The weight a copied Identity reads (IsReplicable) comes with it.
+  // The weight a copied Identity or Cast reads (IsReplicable) comes with it.
   for (uint32_t i : nodes) {
     if (!a.replicated[i]) continue;
     for (ir::ValueId v : a.reads[i]) {

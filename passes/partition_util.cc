@@ -118,8 +118,9 @@ bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_iden
     return false;
   }
   if (node.kind == ir::OpKind::kConstant) return node.inputs.empty();
-  return weight_identities && node.kind == ir::OpKind::kIdentity && node.inputs.size() == 1 &&
-         node.inputs[0].valid() && graph.value(node.inputs[0]).kind == ir::ValueKind::kInitializer;
+  const bool alias = node.kind == ir::OpKind::kIdentity || node.kind == ir::OpKind::kCast;
+  return weight_identities && alias && node.inputs.size() == 1 && node.inputs[0].valid() &&
+         graph.value(node.inputs[0]).kind == ir::ValueKind::kInitializer;
 }
 
 onnx::ValueInfoProto GraphOutputInfo(const Analysis& a, size_t j) {

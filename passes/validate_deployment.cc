@@ -24,7 +24,8 @@ absl::Status Fail(const std::string& where, const std::string& what) {
 }
 
 // A node each device or stage reading it holds a copy of, never sent: a
-// Constant, and (Deployment::copies_weight_identities) an Identity of a weight.
+// Constant, and (Deployment::copies_weight_identities) an Identity or Cast of
+// a weight.
 bool IsCopied(const ir::Graph& graph, const ir::Node& node, bool weight_identities) {
   return partition_internal::IsReplicable(graph, node, weight_identities);
 }

@@ -198,32 +198,33 @@ TEST(PartitionTest, AConstantReadOnTwoDevicesIsCopiedToEach) {
   EXPECT_THAT(OpTypes(d.stages[1].proto), ElementsAre("Constant", "Mul"));
 }
 
-// Torch writes an Identity of a weight where two layers hold equal weights:
-// each stage or device reading it gets its own copy (and the weight), so no
-// weight crosses and every stage tensor keeps the batch (Triton batching).
-// A training step (node phases) keeps it an ordinary node.
-TEST(PartitionTest, AnIdentityOfAWeightIsCopiedLikeAConstant) {
+// Torch writes an Identity of a weight where two layers hold equal weights,
+// mixed-precision exports a Cast of a low-precision weight: each stage or device
+// reading one gets its own copy (and the weight), so no weight crosses and
+// every stage tensor keeps the batch (Triton batching). A training step
+// (node phases) keeps them ordinary nodes.
+TEST(PartitionTest, AnIdentityOrCastOfAWeightIsCopiedLikeAConstant) {
   absl::StatusOr<Loaded> m = FromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
-    g (float[3] x) => (float[3] y, float[3] z) <float[3] w = {1, 2, 3}> {
+    g (float[3] x) => (float[3] y, float[3] z) <float[3] w = {1, 2, 3}, double[3] h = {1, 1, 1}> {
       k = Identity(w)
+      c = Cast <to = 1> (h)
       a = Add(x, k)
       y = Relu(a)
-      z = Mul(a, k)
+      b = Mul(a, k)
+      z = Mul(b, c)
     }
   )");
   ASSERT_TRUE(m.ok()) << m.status();
-  const std::vector<int32_t> placement = PlaceByOutput(m->graph, {{"z", 1}});
+  const std::vector<int32_t> placement = PlaceByOutput(m->graph, {{"b", 1}, {"z", 1}});
   const Deployment d = PartitionAndValidate(*m, placement, 2);
   ASSERT_EQ(d.transfers.size(), 1u);
   EXPECT_EQ(d.transfers[0].tensor, "a");
-  EXPECT_THAT(OpTypes(d.devices[1].proto), ElementsAre("Identity", "Recv", "Mul"));
-  EXPECT_THAT(InitializerNames(d.devices[1].proto), ::testing::Contains("w"));
+  EXPECT_THAT(OpTypes(d.devices[1].proto), ElementsAre("Identity", "Cast", "Recv", "Mul", "Mul"));
+  EXPECT_THAT(InitializerNames(d.devices[1].proto), ::testing::IsSupersetOf({"w", "h"}));
   ASSERT_EQ(d.stages.size(), 2u);
-  for (const Stage& stage : d.stages) {
-    EXPECT_THAT(stage.inputs, ::testing::Not(::testing::Contains("k"))) << stage.id;
-    EXPECT_THAT(InitializerNames(stage.proto), ElementsAre("w")) << stage.id;
-  }
+  EXPECT_THAT(InitializerNames(d.stages[0].proto), ElementsAre("w"));
+  EXPECT_THAT(InitializerNames(d.stages[1].proto), ElementsAre("w", "h"));
   EXPECT_THAT(d.stages[1].inputs, ElementsAre("a"));
 
   absl::StatusOr<Deployment> training =
