@@ -105,19 +105,23 @@ absl::StatusOr<std::vector<Transfer>> FindTransfers(const Analysis& a) {
 }
 
 // The devices each node's copy goes to: its own for ordinary nodes; for a
-// Constant, every device reading it, plus its own when it is a graph output or
-// read by nobody.
+// replicated one (a Constant...), every device holding a reader of it, plus
+// its own when it is a graph output or read by nobody. Readers come later in
+// the node order, so a chain of replicated nodes is done from its end.
 std::vector<std::vector<int32_t>> NodeCopies(const Analysis& a) {
   const ir::Graph& graph = *a.graph;
   std::vector<std::vector<int32_t>> copies(graph.num_nodes());
-  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+  for (size_t i = graph.num_nodes(); i-- > 0;) {
     if (!a.replicated[i]) {
       copies[i] = {a.device[i]};
       continue;
     }
     const ir::Value& out = graph.value(graph.nodes()[i].outputs[0]);
     std::vector<int32_t>& devices = copies[i];
-    for (ir::NodeId c : out.consumers) devices.push_back(a.device[c.index()]);
+    for (ir::NodeId c : out.consumers) {
+      const std::vector<int32_t>& reader = copies[c.index()];
+      devices.insert(devices.end(), reader.begin(), reader.end());
+    }
     if (out.is_graph_output || out.consumers.empty()) devices.push_back(a.device[i]);
     std::sort(devices.begin(), devices.end());
     devices.erase(std::unique(devices.begin(), devices.end()), devices.end());

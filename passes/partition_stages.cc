@@ -185,6 +185,12 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
       nodes.push_back(graph.value(graph.outputs()[j]).producer.index());
     }
   }
+  // And what a copy reads of a chain of them (an Identity of a cast weight).
+  for (size_t k = contents.nodes.size(); k < nodes.size(); ++k) {
+    for (ir::ValueId v : a.reads[nodes[k]]) {
+      if (a.IsReplicatedProducer(v)) nodes.push_back(graph.value(v).producer.index());
+    }
+  }
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
 

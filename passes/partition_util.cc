@@ -119,8 +119,14 @@ bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_iden
   }
   if (node.kind == ir::OpKind::kConstant) return node.inputs.empty();
   const bool alias = node.kind == ir::OpKind::kIdentity || node.kind == ir::OpKind::kCast;
-  return weight_identities && alias && node.inputs.size() == 1 && node.inputs[0].valid() &&
-         graph.value(node.inputs[0]).kind == ir::ValueKind::kInitializer;
+  if (!weight_identities || !alias || node.inputs.size() != 1 || !node.inputs[0].valid()) {
+    return false;
+  }
+  // A weight, or a chain of them over one (an Identity of a cast weight).
+  const ir::Value& input = graph.value(node.inputs[0]);
+  return input.kind == ir::ValueKind::kInitializer ||
+         (input.producer.valid() &&
+          IsReplicable(graph, graph.nodes()[input.producer.index()], weight_identities));
 }
 
 onnx::ValueInfoProto GraphOutputInfo(const Analysis& a, size_t j) {

@@ -202,7 +202,8 @@ TEST(PartitionTest, AConstantReadOnTwoDevicesIsCopiedToEach) {
 // mixed-precision exports a Cast of a low-precision weight: each stage or device
 // reading one gets its own copy (and the weight), so no weight crosses and
 // every stage tensor keeps the batch (Triton batching). A training step
-// (node phases) keeps them ordinary nodes.
+// (node phases) keeps them ordinary nodes. So does a chain of them (an
+// Identity of a cast weight, as torch's shared weights behind a Cast are).
 TEST(PartitionTest, AnIdentityOrCastOfAWeightIsCopiedLikeAConstant) {
   absl::StatusOr<Loaded> m = FromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
@@ -211,8 +212,9 @@ TEST(PartitionTest, AnIdentityOrCastOfAWeightIsCopiedLikeAConstant) {
       c = Cast <to = 1> (h)
       a = Add(x, k)
       y = Relu(a)
+      e = Identity(c)
       b = Mul(a, k)
-      z = Mul(b, c)
+      z = Mul(b, e)
     }
   )");
   ASSERT_TRUE(m.ok()) << m.status();
@@ -220,7 +222,8 @@ TEST(PartitionTest, AnIdentityOrCastOfAWeightIsCopiedLikeAConstant) {
   const Deployment d = PartitionAndValidate(*m, placement, 2);
   ASSERT_EQ(d.transfers.size(), 1u);
   EXPECT_EQ(d.transfers[0].tensor, "a");
-  EXPECT_THAT(OpTypes(d.devices[1].proto), ElementsAre("Identity", "Cast", "Recv", "Mul", "Mul"));
+  EXPECT_THAT(OpTypes(d.devices[1].proto),
+              ElementsAre("Identity", "Cast", "Recv", "Identity", "Mul", "Mul"));
   EXPECT_THAT(InitializerNames(d.devices[1].proto), ::testing::IsSupersetOf({"w", "h"}));
   ASSERT_EQ(d.stages.size(), 2u);
   EXPECT_THAT(InitializerNames(d.stages[0].proto), ElementsAre("w"));
