@@ -66,7 +66,7 @@ absl::StatusOr<std::vector<Transfer>> FindTransfers(const Analysis& a) {
   std::vector<Transfer> transfers;
   std::vector<int32_t> dsts;
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
-    if (a.replicated[i]) continue;  // Constants are copied, never sent
+    if (a.replicated[i]) continue;  // copied, never sent
     const int32_t src = a.device[i];
     for (ir::ValueId v : graph.nodes()[i].outputs) {
       if (!v.valid()) continue;
@@ -105,19 +105,23 @@ absl::StatusOr<std::vector<Transfer>> FindTransfers(const Analysis& a) {
 }
 
 // The devices each node's copy goes to: its own for ordinary nodes; for a
-// Constant, every device reading it, plus its own when it is a graph output or
-// read by nobody.
+// replicated one (a Constant...), every device holding a reader of it, plus
+// its own when it is a graph output or read by nobody. Readers come later in
+// the node order, so a chain of replicated nodes is done from its end.
 std::vector<std::vector<int32_t>> NodeCopies(const Analysis& a) {
   const ir::Graph& graph = *a.graph;
   std::vector<std::vector<int32_t>> copies(graph.num_nodes());
-  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+  for (size_t i = graph.num_nodes(); i-- > 0;) {
     if (!a.replicated[i]) {
       copies[i] = {a.device[i]};
       continue;
     }
     const ir::Value& out = graph.value(graph.nodes()[i].outputs[0]);
     std::vector<int32_t>& devices = copies[i];
-    for (ir::NodeId c : out.consumers) devices.push_back(a.device[c.index()]);
+    for (ir::NodeId c : out.consumers) {
+      const std::vector<int32_t>& reader = copies[c.index()];
+      devices.insert(devices.end(), reader.begin(), reader.end());
+    }
     if (out.is_graph_output || out.consumers.empty()) devices.push_back(a.device[i]);
     std::sort(devices.begin(), devices.end());
     devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
@@ -269,16 +273,16 @@ absl::StatusOr<DeviceModel> BuildDeviceModel(const Analysis& a, int32_t device,
   }
 
   // Graph outputs this device produces (or, passed through, holds).
-  std::vector<const onnx::ValueInfoProto*> outputs;
+  std::vector<onnx::ValueInfoProto> outputs;
   for (size_t j = 0; j < graph.outputs().size(); ++j) {
     if (a.output_device[j] != device) continue;
     const ir::ValueId v = graph.outputs()[j];
     if (!graph.value(v).producer.valid()) needed.push_back(v);
-    outputs.push_back(&a.source().output(static_cast<int>(j)));
+    outputs.push_back(partition_internal::GraphOutputInfo(a, j));
   }
   partition_internal::AddSourceParts(a, std::move(needed), std::move(defined), g);
   for (onnx::ValueInfoProto& info : received_infos) *g->add_value_info() = std::move(info);
-  for (const onnx::ValueInfoProto* output : outputs) *g->add_output() = *output;
+  for (onnx::ValueInfoProto& output : outputs) *g->add_output() = std::move(output);
   for (const std::string& signal : signals) *g->add_output() = SignalInfo(signal);
 
   if (out.num_sends + out.num_recvs > 0) {
@@ -325,7 +329,8 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
                                      absl::Span<const int32_t> node_device, int num_devices,
                                      const PartitionOptions& options) {
   absl::StatusOr<Analysis> analysis =
-      partition_internal::Analyze(model, graph, node_device, num_devices);
+      partition_internal::Analyze(model, graph, node_device, num_devices,
+                                  /*weight_identities=*/options.node_phase.empty());
   if (!analysis.ok()) return analysis.status();
   if (!options.node_phase.empty()) {
     if (options.node_phase.size() != graph.num_nodes()) {
@@ -337,6 +342,7 @@ absl::StatusOr<Deployment> Partition(const onnx_io::Model& model, const ir::Grap
   const Analysis& a = *analysis;
 
   Deployment out;
+  out.copies_weight_identities = options.node_phase.empty();
   absl::StatusOr<std::vector<Transfer>> transfers = FindTransfers(a);
   if (!transfers.ok()) return transfers.status();
   out.transfers = *std::move(transfers);

@@ -125,6 +125,12 @@ struct Deployment {
   /// In the source's order.
   std::vector<InputUse> inputs;
   std::vector<OutputOwner> outputs;
+  /// An Identity or Cast of a weight is copied into every device and stage
+  /// model reading it, like a Constant, rather than sent: set for inference
+  /// splits (no PartitionOptions::node_phase), where torch's shared-weight
+  /// Identities and float16 weights' Casts would otherwise make weights
+  /// cross.
+  bool copies_weight_identities = false;
 };
 
 struct PartitionOptions {

@@ -78,8 +78,8 @@ struct Analysis {
   absl::Span<const int32_t> device;  // per node
   int num_devices = 0;
   SourceIndex index;
-  /// Per node: a Constant, copied to every device (or stage) reading it
-  /// rather than sent.
+  /// Per node: copied to every device (or stage) reading it rather than
+  /// sent (IsReplicable).
   std::vector<char> replicated;
   /// Per node: its inputs and captured outer values, each once, in order.
   std::vector<std::vector<ir::ValueId>> reads;
@@ -99,8 +99,28 @@ struct Analysis {
   }
 };
 
+/// A node every device (or stage) reading it gets its own copy of: a
+/// Constant; and, with `weight_identities`, an Identity or a Cast of a
+/// weight. Torch's exporter writes the Identity when two layers hold equal
+/// weights (folded BatchNorm biases of zeros, shared embeddings), and
+/// mixed-precision exports read float16 weights through a Cast: sending one
+/// would make a weight cross between stages, a transfer the copy avoids,
+/// and a stage tensor with no batch dim, which keeps a Triton repository
+/// unbatched.
+bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_identities);
+
+/// `weight_identities`: IsReplicable's (a training step updates its
+/// weights in one place, so it keeps them off).
 absl::StatusOr<Analysis> Analyze(const onnx_io::Model& model, const ir::Graph& graph,
-                                 absl::Span<const int32_t> node_device, int num_devices);
+                                 absl::Span<const int32_t> node_device, int num_devices,
+                                 bool weight_identities);
+
+/// The declared type of graph output `j` as a split writes it: the source's,
+/// with the bound symbol (passes/symbolic_dims.h) named on every dim the IR
+/// traced to one, where the source left the dim open or named it otherwise
+/// (an exporter's own name, such as torch's "Gemm26_dim_0", for a dim that
+/// is the batch).
+onnx::ValueInfoProto GraphOutputInfo(const Analysis& a, size_t j);
 
 /// True for values Send/Recv can carry: tensors of a known element type.
 bool IsCarriable(const ir::Value& value);

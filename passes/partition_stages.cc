@@ -172,7 +172,8 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   stage.proto = ModelShell(a.model->proto, absl::StrCat(source.name(), "_stage", id));
   onnx::GraphProto* g = stage.proto.mutable_graph();
 
-  // The nodes: this stage's own, and a copy of each Constant they read.
+  // The nodes: this stage's own, and a copy of each replicated node (a
+  // Constant, an Identity or Cast of a weight) they read.
   std::vector<uint32_t> nodes = contents.nodes;
   for (uint32_t i : contents.nodes) {
     for (ir::ValueId v : a.reads[i]) {
@@ -182,6 +183,12 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   for (size_t j : contents.passed_outputs) {
     if (a.IsReplicatedProducer(graph.outputs()[j])) {
       nodes.push_back(graph.value(graph.outputs()[j]).producer.index());
+    }
+  }
+  // And what a copy reads of a chain of them (an Identity of a cast weight).
+  for (size_t k = contents.nodes.size(); k < nodes.size(); ++k) {
+    for (ir::ValueId v : a.reads[nodes[k]]) {
+      if (a.IsReplicatedProducer(v)) nodes.push_back(graph.value(v).producer.index());
     }
   }
   std::sort(nodes.begin(), nodes.end());
@@ -225,6 +232,13 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
     const ir::ValueId v = graph.outputs()[j];
     if (!graph.value(v).producer.valid()) needed.push_back(v);
   }
+  // The weight a copied Identity or Cast reads (IsReplicable) comes with it.
+  for (uint32_t i : nodes) {
+    if (!a.replicated[i]) continue;
+    for (ir::ValueId v : a.reads[i]) {
+      if (graph.value(v).kind == ir::ValueKind::kInitializer) needed.push_back(v);
+    }
+  }
   AddSourceParts(a, std::move(needed), std::move(defined), g);
   for (ir::ValueId v : received) {
     absl::StatusOr<onnx::ValueInfoProto> info = BoundaryValueInfo(a, v);
@@ -241,7 +255,7 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   auto add_output = [&](ir::ValueId v) -> absl::Status {
     const int32_t position = a.index.output[v.index()];
     if (position >= 0) {
-      *g->add_output() = source.output(position);
+      *g->add_output() = GraphOutputInfo(a, static_cast<size_t>(position));
     } else {
       absl::StatusOr<onnx::ValueInfoProto> info = BoundaryValueInfo(a, v);
       if (!info.ok()) return info.status();

@@ -55,11 +55,6 @@ void SetTensorType(const ir::Value& value, onnx::TypeProto* type) {
   }
 }
 
-bool IsReplicable(const ir::Node& node) {
-  return node.kind == ir::OpKind::kConstant && node.domain.empty() && node.inputs.empty() &&
-         node.captured.empty() && node.outputs.size() == 1 && node.outputs[0].valid();
-}
-
 std::vector<int32_t> PositionsByValue(const ir::Graph& graph, size_t size, const auto& entries,
                                       const auto& name_of) {
   std::vector<int32_t> positions(graph.num_values(), -1);
@@ -117,6 +112,41 @@ void SortUnique(std::vector<int32_t>& v) {
 
 }  // namespace
 
+bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_identities) {
+  if (!node.domain.empty() || !node.captured.empty() || node.outputs.size() != 1 ||
+      !node.outputs[0].valid()) {
+    return false;
+  }
+  if (node.kind == ir::OpKind::kConstant) return node.inputs.empty();
+  const bool alias = node.kind == ir::OpKind::kIdentity || node.kind == ir::OpKind::kCast;
+  if (!weight_identities || !alias || node.inputs.size() != 1 || !node.inputs[0].valid()) {
+    return false;
+  }
+  // A weight, or a chain of them over one (an Identity of a cast weight).
+  const ir::Value& input = graph.value(node.inputs[0]);
+  return input.kind == ir::ValueKind::kInitializer ||
+         (input.producer.valid() &&
+          IsReplicable(graph, graph.nodes()[input.producer.index()], weight_identities));
+}
+
+onnx::ValueInfoProto GraphOutputInfo(const Analysis& a, size_t j) {
+  onnx::ValueInfoProto info = a.source().output(static_cast<int>(j));
+  const ir::Value& value = a.graph->value(a.graph->outputs()[j]);
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return info;
+  onnx::TensorShapeProto* shape = info.mutable_type()->mutable_tensor_type()->mutable_shape();
+  if (value.shape_estimated || !value.shape.has_rank() ||
+      static_cast<size_t>(shape->dim_size()) != value.shape.rank()) {
+    return info;
+  }
+  for (size_t i = 0; i < value.shape.rank(); ++i) {
+    const std::string& symbol = value.shape.dim(i).symbol;
+    onnx::TensorShapeProto::Dimension* dim = shape->mutable_dim(static_cast<int>(i));
+    if (symbol.empty() || dim->has_dim_value()) continue;
+    dim->set_dim_param(symbol);
+  }
+  return info;
+}
+
 absl::flat_hash_set<absl::string_view> CollectModelNames(const onnx::ModelProto& model) {
   absl::flat_hash_set<absl::string_view> names;
   CollectGraphNames(model.graph(), names);
@@ -137,7 +167,8 @@ std::string NameGenerator::Make(const std::string& base) {
 }
 
 absl::StatusOr<Analysis> Analyze(const onnx_io::Model& model, const ir::Graph& graph,
-                                 absl::Span<const int32_t> node_device, int num_devices) {
+                                 absl::Span<const int32_t> node_device, int num_devices,
+                                 bool weight_identities) {
   if (num_devices < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot partition onto ", num_devices, " devices"));
@@ -165,7 +196,7 @@ absl::StatusOr<Analysis> Analyze(const onnx_io::Model& model, const ir::Graph& g
       return absl::InvalidArgumentError(
           absl::StrCat("node '", node.name, "' has no source NodeProto to copy"));
     }
-    a.replicated[i] = IsReplicable(node);
+    a.replicated[i] = IsReplicable(graph, node, weight_identities);
     std::vector<ir::ValueId>& reads = a.reads[i];
     for (ir::ValueId v : node.inputs) {
       if (v.valid() && std::find(reads.begin(), reads.end(), v) == reads.end()) reads.push_back(v);

@@ -23,9 +23,11 @@ absl::Status Fail(const std::string& where, const std::string& what) {
   return absl::InternalError(absl::StrCat("invalid deployment: ", where, ": ", what));
 }
 
-bool IsConstant(const ir::Node& node) {
-  return node.kind == ir::OpKind::kConstant && node.domain.empty() && node.inputs.empty() &&
-         node.captured.empty() && node.outputs.size() == 1 && node.outputs[0].valid();
+// A node each device or stage reading it holds a copy of, never sent: a
+// Constant, and (Deployment::copies_weight_identities) an Identity or Cast of
+// a weight.
+bool IsCopied(const ir::Graph& graph, const ir::Node& node, bool weight_identities) {
+  return partition_internal::IsReplicable(graph, node, weight_identities);
 }
 
 bool IsSendRecv(const onnx::NodeProto& node) {
@@ -201,7 +203,7 @@ absl::Status CheckTransfers(const ir::Graph& graph, absl::Span<const int32_t> no
   std::vector<Crossing> expected;
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
     const ir::Node& node = graph.nodes()[i];
-    if (IsConstant(node)) continue;
+    if (IsCopied(graph, node, deployment.copies_weight_identities)) continue;
     for (ir::ValueId v : node.outputs) {
       if (!v.valid()) continue;
       for (ir::NodeId c : graph.value(v).consumers) {
@@ -336,7 +338,7 @@ std::optional<size_t> SourceNodeOf(const ir::Graph& graph, const onnx::NodeProto
 // the wrong device or unknown.
 absl::Status CountNodes(const ir::Graph& graph, absl::Span<const int32_t> node_device,
                         const onnx::GraphProto& g, int32_t device, const std::string& where,
-                        std::vector<int32_t>& copies, int64_t& count) {
+                        bool weight_identities, std::vector<int32_t>& copies, int64_t& count) {
   for (const onnx::NodeProto& node : g.node()) {
     if (IsSendRecv(node)) continue;
     std::optional<size_t> i = SourceNodeOf(graph, node);
@@ -345,7 +347,7 @@ absl::Status CountNodes(const ir::Graph& graph, absl::Span<const int32_t> node_d
                                       ") is not a node of the model"));
     }
     const ir::Node& source = graph.nodes()[*i];
-    if (!IsConstant(source) && node_device[*i] != device) {
+    if (!IsCopied(graph, source, weight_identities) && node_device[*i] != device) {
       return Fail(where, absl::StrCat("node '", source.name, "' is placed on device ",
                                       node_device[*i], " but appears here"));
     }
@@ -356,10 +358,10 @@ absl::Status CountNodes(const ir::Graph& graph, absl::Span<const int32_t> node_d
 }
 
 absl::Status CheckAllNodesOnce(const ir::Graph& graph, const std::vector<int32_t>& copies,
-                               const char* where) {
+                               bool weight_identities, const char* where) {
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
     const ir::Node& node = graph.nodes()[i];
-    if (IsConstant(node) ? copies[i] >= 1 : copies[i] == 1) continue;
+    if (IsCopied(graph, node, weight_identities) ? copies[i] >= 1 : copies[i] == 1) continue;
     return Fail(where, absl::StrCat("node '", node.name, "' appears ", copies[i], " times"));
   }
   return absl::OkStatus();
@@ -377,8 +379,8 @@ absl::Status CheckDevices(const ir::Graph& graph, absl::Span<const int32_t> node
     const onnx::GraphProto& g = device.proto.graph();
     if (absl::Status s = CheckDefinedBeforeUse(g, nullptr, device.file); !s.ok()) return s;
     int64_t count = 0;
-    if (absl::Status s =
-            CountNodes(graph, node_device, g, device.device, device.file, copies, count);
+    if (absl::Status s = CountNodes(graph, node_device, g, device.device, device.file,
+                                    deployment.copies_weight_identities, copies, count);
         !s.ok()) {
       return s;
     }
@@ -388,7 +390,11 @@ absl::Status CheckDevices(const ir::Graph& graph, absl::Span<const int32_t> node
     }
     for (const onnx::ValueInfoProto& v : g.output()) output_device.emplace(v.name(), device.device);
   }
-  if (absl::Status s = CheckAllNodesOnce(graph, copies, "device models"); !s.ok()) return s;
+  if (absl::Status s =
+          CheckAllNodesOnce(graph, copies, deployment.copies_weight_identities, "device models");
+      !s.ok()) {
+    return s;
+  }
   for (const OutputOwner& output : deployment.outputs) {
     auto it = output_device.find(output.name);
     if (it == output_device.end() || it->second != output.device) {
@@ -432,7 +438,8 @@ absl::Status CheckStages(const ir::Graph& graph, absl::Span<const int32_t> node_
       if (IsSendRecv(node)) return Fail(where, "a stage model holds a Send or Recv");
     }
     int64_t count = 0;
-    if (absl::Status st = CountNodes(graph, node_device, g, stage.device, where, copies, count);
+    if (absl::Status st = CountNodes(graph, node_device, g, stage.device, where,
+                                     deployment.copies_weight_identities, copies, count);
         !st.ok()) {
       return st;
     }
@@ -471,7 +478,11 @@ absl::Status CheckStages(const ir::Graph& graph, absl::Span<const int32_t> node_
       }
     }
   }
-  if (absl::Status st = CheckAllNodesOnce(graph, copies, "stages"); !st.ok()) return st;
+  if (absl::Status st =
+          CheckAllNodesOnce(graph, copies, deployment.copies_weight_identities, "stages");
+      !st.ok()) {
+    return st;
+  }
   for (ir::ValueId v : graph.outputs()) {
     if (!produced_by.contains(graph.value(v).name)) {
       return Fail("stages",

@@ -54,11 +54,12 @@ export function runReport(dir, runnerArgs) {
 
 /**
  * Splits `model` into `outDir` (extra CLI flags in `args`), then runs the
- * stages in ORT with `runnerArgs` and returns the runner's JSON report plus
- * the plan. Throws with both tools' output on any failure.
+ * stages in ORT with `runnerArgs` and returns the runner's JSON report, the
+ * plan and the split's summary (stdout). Throws with both tools' output on
+ * any failure.
  */
 export function splitAndRun(model, outDir, args, runnerArgs) {
   const split = autopar([model, '-o', outDir, '--stages', '--force', ...args]);
   if (split.code !== 0) throw new Error(`onnx-autopar ${model} ${args.join(' ')}: exit ${split.code}: ${split.stderr}`);
-  return { report: runReport(outDir, runnerArgs), plan: readPlan(outDir) };
+  return { report: runReport(outDir, runnerArgs), plan: readPlan(outDir), summary: split.stdout };
 }

@@ -198,6 +198,103 @@ TEST(PartitionTest, AConstantReadOnTwoDevicesIsCopiedToEach) {
   EXPECT_THAT(OpTypes(d.stages[1].proto), ElementsAre("Constant", "Mul"));
 }
 
+// Torch writes an Identity of a weight where two layers hold equal weights,
+// mixed-precision exports a Cast of a low-precision weight: each stage or device
+// reading one gets its own copy (and the weight), so no weight crosses and
+// every stage tensor keeps the batch (Triton batching). A training step
+// (node phases) keeps them ordinary nodes. So does a chain of them (an
+// Identity of a cast weight, as torch's shared weights behind a Cast are).
+TEST(PartitionTest, AnIdentityOrCastOfAWeightIsCopiedLikeAConstant) {
+  absl::StatusOr<Loaded> m = FromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x) => (float[3] y, float[3] z) <float[3] w = {1, 2, 3}, double[3] h = {1, 1, 1}> {
+      k = Identity(w)
+      c = Cast <to = 1> (h)
+      a = Add(x, k)
+      y = Relu(a)
+      e = Identity(c)
+      b = Mul(a, k)
+      z = Mul(b, e)
+    }
+  )");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<int32_t> placement = PlaceByOutput(m->graph, {{"b", 1}, {"z", 1}});
+  const Deployment d = PartitionAndValidate(*m, placement, 2);
+  ASSERT_EQ(d.transfers.size(), 1u);
+  EXPECT_EQ(d.transfers[0].tensor, "a");
+  EXPECT_THAT(OpTypes(d.devices[1].proto),
+              ElementsAre("Identity", "Cast", "Recv", "Identity", "Mul", "Mul"));
+  EXPECT_THAT(InitializerNames(d.devices[1].proto), ::testing::IsSupersetOf({"w", "h"}));
+  ASSERT_EQ(d.stages.size(), 2u);
+  EXPECT_THAT(InitializerNames(d.stages[0].proto), ElementsAre("w"));
+  EXPECT_THAT(InitializerNames(d.stages[1].proto), ElementsAre("w", "h"));
+  EXPECT_THAT(d.stages[1].inputs, ElementsAre("a"));
+
+  absl::StatusOr<Deployment> training =
+      Partition(m->model, m->graph, placement, 2,
+                {.stages = true, .node_phase = std::vector<uint8_t>(m->graph.num_nodes(), 0)});
+  ASSERT_TRUE(training.ok()) << training.status();
+  std::vector<std::string> sent;
+  for (const Transfer& t : training->transfers) sent.push_back(t.tensor);
+  EXPECT_THAT(sent, ::testing::Contains("k"));
+}
+
+// A graph output whose dim the exporter named itself ("Gemm_dim_0", as torch
+// does when only the inputs get dynamic axes) but which is the bound batch
+// is written as "batch", so every stage output leads with the same symbol.
+TEST(PartitionTest, AGraphOutputDimThatIsTheBatchIsNamedBatch) {
+  absl::StatusOr<onnx::ModelProto> proto = onnx_io::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[batch,3] x) => (float[Gemm_dim_0,3] y, float[4] c) <float[3,3] w = {1,0,0,0,1,0,0,0,1}> {
+      a = MatMul(x, w)
+      y = Relu(a)
+      c = Constant <value = float[4] {1, 2, 3, 4}> ()
+    }
+  )");
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  absl::StatusOr<onnx_io::Model> model = onnx_io::ModelFromProto(*std::move(proto));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<ir::Graph> graph = onnx_io::BuildGraph(*model);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ShapeOptions options;
+  options.dim_values["batch"] = 2;
+  ASSERT_TRUE(InferShapes(*model, options, *graph).ok());
+  absl::StatusOr<Deployment> d =
+      Partition(*model, *graph, PlaceByOutput(*graph, {{"y", 1}}), 2, {.stages = true});
+  ASSERT_TRUE(d.ok()) << d.status();
+  auto output_dims = [](const onnx::ModelProto& stage, const std::string& name) {
+    std::vector<std::string> dims;
+    for (const onnx::ValueInfoProto& o : stage.graph().output()) {
+      if (o.name() != name) continue;
+      for (const auto& dim : o.type().tensor_type().shape().dim()) {
+        dims.push_back(dim.has_dim_param() ? dim.dim_param() : std::to_string(dim.dim_value()));
+      }
+    }
+    return dims;
+  };
+  bool found = false;
+  for (const Stage& stage : d->stages) {
+    const std::vector<std::string> dims = output_dims(stage.proto, "y");
+    if (dims.empty()) continue;
+    found = true;
+    EXPECT_THAT(dims, ElementsAre("batch", "3"));
+  }
+  EXPECT_TRUE(found);
+  for (const DeviceModel& device : d->devices) {
+    const std::vector<std::string> dims = output_dims(device.proto, "y");
+    if (!dims.empty()) {
+      EXPECT_THAT(dims, ElementsAre("batch", "3"));
+    }
+  }
+  // A dim the source fixes keeps its number.
+  for (const Stage& stage : d->stages) {
+    const std::vector<std::string> dims = output_dims(stage.proto, "c");
+    if (!dims.empty()) {
+      EXPECT_THAT(dims, ElementsAre("4"));
+    }
+  }
+}
+
 TEST(PartitionTest, InitializersGoToEveryDeviceThatReadsThem) {
   absl::StatusOr<Loaded> m = FromText(R"(
     <ir_version: 8, opset_import: ["" : 17]>

@@ -12,7 +12,9 @@ Usage:
 
 Writes OUT_DIR/<name>.onnx per model and OUT_DIR/zoo.json, the manifest the test
 reads: per model its source, the flags onnx-autopar needs (--dim for dynamic
-dims, --input-value for inputs that steer control flow) and the runner's flags.
+dims, --input-value for inputs that steer control flow), the runner's flags and
+the symbolic dims of its inputs (symbolic_dims: ["batch", ...] for the models
+exported with a dynamic batch, [] for the static ones).
 Exits non-zero naming every model that failed to export.
 
 Requires Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14, onnx 1.12).
@@ -576,50 +578,78 @@ def helper_model(name, write, source, autopar=(), runner=()):
                      runner=list(runner))
 
 
-IMG = [f32(1, 3, 32, 32)]
-torch_model("cnn_small", SmallCnn, IMG, ["image"], "torch: Conv/BatchNorm/MaxPool/Linear")
-torch_model("resnet_tiny", TinyResNet, IMG, ["image"], "torch: residual blocks")
-torch_model("mobilenet_se", MobileNetLike, IMG, ["image"],
-            "torch: depthwise-separable + squeeze-excite")
-torch_model("unet_tiny", UNetTiny, IMG, ["image"], "torch: skips, ConvTranspose, Resize")
-torch_model("tv_squeezenet1_1", torchvision_cnn("squeezenet1_1"), [f32(1, 3, 64, 64)], ["image"],
-            "torchvision squeezenet1_1 (64x64)")
-torch_model("tv_shufflenet_v2", torchvision_cnn("shufflenet_v2_x0_5"), [f32(1, 3, 64, 64)],
-            ["image"], "torchvision shufflenet_v2_x0_5 (64x64)")
-torch_model("tv_mobilenet_v3_small", torchvision_cnn("mobilenet_v3_small"), [f32(1, 3, 64, 64)],
-            ["image"], "torchvision mobilenet_v3_small (64x64)")
-torch_model("tv_resnet18_dynamic_batch", torchvision_cnn("resnet18"), [f32(2, 3, 32, 32)],
-            ["image"], "torchvision resnet18, dynamic batch",
-            dynamic={"image": {0: "batch"}}, autopar=["--dim", "batch=2"],
-            runner=["--dim", "batch=2"])
-torch_model("conv1d_audio", Conv1dAudio, [f32(1, 1, 400)], ["wav"],
-            "torch: wav2vec-style conv feature extractor")
-torch_model("encoder_padding_mask", EncoderWithPaddingMask, [f32(2, 10, 32), boolean(2, 10)],
-            ["x", "pad"], "torch nn.TransformerEncoder with key-padding mask")
-torch_model("encoder_padding_mask_dynamic", EncoderWithPaddingMask,
-            [f32(2, 10, 32), boolean(2, 10)], ["x", "pad"],
-            "torch nn.TransformerEncoder with key-padding mask, dynamic batch and length",
-            dynamic={"x": {0: "batch", 1: "seq"}, "pad": {0: "batch", 1: "seq"}},
-            autopar=["--dim", "batch=2", "--dim", "seq=10"],
-            runner=["--dim", "batch=2", "--dim", "seq=10"])
-torch_model("causal_decoder", CausalDecoder, [i64(1, 12, hi=50)], ["ids"],
-            "torch GPT-style decoder with causal mask and Range positions",
-            dynamic={"ids": {1: "seq"}}, autopar=["--dim", "seq=12"], runner=["--dim", "seq=12"])
-torch_model("seq2seq_transformer", Seq2Seq,
-            [f32(1, 9, 32), f32(1, 7, 32), boolean(1, 9), boolean(1, 7)],
-            ["src", "tgt", "src_pad", "tgt_pad"],
-            "torch nn.Transformer with causal and padding masks")
-torch_model("vit_tiny", VitTiny, IMG, ["image"], "torch ViT: patches, class token, encoder")
-torch_model("bert_embeddings_mask", BertEmbeddings, [i64(2, 12, hi=100), i64(2, 12, hi=2)],
-            ["ids", "mask"], "torch BERT-style embeddings, attention mask from 0/1 input")
-torch_model("mlp_mixer", MlpMixer, IMG, ["image"], "torch MLP-Mixer")
-torch_model("swiglu_mlp", SwiGluMlp, [f32(2, 8, 32)], ["x"], "torch SwiGLU block")
-torch_model("lstm", lambda: Recurrent(nn.LSTM), [f32(1, 12, 16)], ["x"], "torch nn.LSTM, 2 layers")
-torch_model("lstm_bidirectional", lambda: Recurrent(nn.LSTM, bidirectional=True),
-            [f32(1, 12, 16)], ["x"], "torch nn.LSTM bidirectional")
-torch_model("gru", lambda: Recurrent(nn.GRU), [f32(1, 12, 16)], ["x"], "torch nn.GRU, 2 layers")
-torch_model("gru_seq2seq", GruSeq2Seq, [f32(1, 10, 16), f32(1, 6, 16)], ["src", "tgt"],
-            "torch GRU encoder-decoder")
+# Most torch models are exported as a user exports a served model: with a
+# symbolic "batch" dim 0 on every input (dynamic_axes), from example inputs at
+# batch 2 so the trace sees a batch other than 1. Their onnx-autopar and runner
+# flags plan and run at --dim batch=2; the zoo test also runs their stages at
+# batch 1, 3 and 8 and their batching Triton repositories at two batches.
+# Static on purpose, so the static path stays covered: the node-order and
+# Constant-weight edits (unsorted_*, constant_weights_*), the scripted control
+# flow (greedy_decode_loop, if_on_*), the onnx.helper models, and
+# detection_head, whose post-processing indexes sample 0 (boxes[0], top[0]):
+# torch bakes batch 1 into its Reshape shapes, so it is batch-specific.
+BATCH_FLAGS = ["--dim", "batch=2"]
+
+
+def batched(spec, names, seq=None):
+    """dynamic_axes giving every input dim 0 "batch" (and dim 1 "seq" for the
+    inputs named in `seq`)."""
+    dyn = {}
+    for name in names:
+        dyn[name] = {0: "batch"}
+        if seq and name in seq:
+            dyn[name][1] = "seq"
+    return dyn
+
+
+def dynamic_model(name, build, spec, names, source, seq=None, autopar=(), runner=(), **kwargs):
+    """A torch model with a symbolic batch (and `seq` inputs' dim 1 symbolic)."""
+    torch_model(name, build, spec, names, source, dynamic=batched(spec, names, seq),
+                autopar=BATCH_FLAGS + list(autopar), runner=BATCH_FLAGS + list(runner), **kwargs)
+
+
+IMG = [f32(2, 3, 32, 32)]
+IMG1 = [f32(1, 3, 32, 32)]
+dynamic_model("cnn_small", SmallCnn, IMG, ["image"], "torch: Conv/BatchNorm/MaxPool/Linear")
+dynamic_model("resnet_tiny", TinyResNet, IMG, ["image"], "torch: residual blocks")
+dynamic_model("mobilenet_se", MobileNetLike, IMG, ["image"],
+              "torch: depthwise-separable + squeeze-excite")
+dynamic_model("unet_tiny", UNetTiny, IMG, ["image"], "torch: skips, ConvTranspose, Resize")
+dynamic_model("tv_squeezenet1_1", torchvision_cnn("squeezenet1_1"), [f32(2, 3, 64, 64)], ["image"],
+              "torchvision squeezenet1_1 (64x64)")
+dynamic_model("tv_shufflenet_v2", torchvision_cnn("shufflenet_v2_x0_5"), [f32(2, 3, 64, 64)],
+              ["image"], "torchvision shufflenet_v2_x0_5 (64x64)")
+dynamic_model("tv_mobilenet_v3_small", torchvision_cnn("mobilenet_v3_small"),
+              [f32(2, 3, 64, 64)], ["image"], "torchvision mobilenet_v3_small (64x64)")
+dynamic_model("tv_resnet18_dynamic_batch", torchvision_cnn("resnet18"), [f32(2, 3, 32, 32)],
+              ["image"], "torchvision resnet18")
+dynamic_model("conv1d_audio", Conv1dAudio, [f32(2, 1, 400)], ["wav"],
+              "torch: wav2vec-style conv feature extractor")
+dynamic_model("encoder_padding_mask", EncoderWithPaddingMask, [f32(2, 10, 32), boolean(2, 10)],
+              ["x", "pad"], "torch nn.TransformerEncoder with key-padding mask")
+dynamic_model("encoder_padding_mask_dynamic", EncoderWithPaddingMask,
+              [f32(2, 10, 32), boolean(2, 10)], ["x", "pad"],
+              "torch nn.TransformerEncoder with key-padding mask, dynamic length too",
+              seq=["x", "pad"], autopar=["--dim", "seq=10"], runner=["--dim", "seq=10"])
+dynamic_model("causal_decoder", CausalDecoder, [i64(2, 12, hi=50)], ["ids"],
+              "torch GPT-style decoder with causal mask and Range positions, dynamic length too",
+              seq=["ids"], autopar=["--dim", "seq=12"], runner=["--dim", "seq=12"])
+dynamic_model("seq2seq_transformer", Seq2Seq,
+              [f32(2, 9, 32), f32(2, 7, 32), boolean(2, 9), boolean(2, 7)],
+              ["src", "tgt", "src_pad", "tgt_pad"],
+              "torch nn.Transformer with causal and padding masks")
+dynamic_model("vit_tiny", VitTiny, IMG, ["image"], "torch ViT: patches, class token, encoder")
+dynamic_model("bert_embeddings_mask", BertEmbeddings, [i64(2, 12, hi=100), i64(2, 12, hi=2)],
+              ["ids", "mask"], "torch BERT-style embeddings, attention mask from 0/1 input")
+dynamic_model("mlp_mixer", MlpMixer, IMG, ["image"], "torch MLP-Mixer")
+dynamic_model("swiglu_mlp", SwiGluMlp, [f32(2, 8, 32)], ["x"], "torch SwiGLU block")
+dynamic_model("lstm", lambda: Recurrent(nn.LSTM), [f32(2, 12, 16)], ["x"],
+              "torch nn.LSTM, 2 layers")
+dynamic_model("lstm_bidirectional", lambda: Recurrent(nn.LSTM, bidirectional=True),
+              [f32(2, 12, 16)], ["x"], "torch nn.LSTM bidirectional")
+dynamic_model("gru", lambda: Recurrent(nn.GRU), [f32(2, 12, 16)], ["x"], "torch nn.GRU, 2 layers")
+dynamic_model("gru_seq2seq", GruSeq2Seq, [f32(2, 10, 16), f32(2, 6, 16)], ["src", "tgt"],
+              "torch GRU encoder-decoder")
 torch_model("greedy_decode_loop", GreedyDecode, [f32(2, 16), ("int", (), 5)], ["h", "steps"],
             "torch.jit.script greedy decoding: Loop with a sequence", script=True,
             autopar=["--input-value", "steps=5"])
@@ -630,22 +660,22 @@ torch_model("if_on_rate_bound", IfOnRate, [f32(2, 16), i64(hi=1)], ["x", "rate"]
             autopar=["--input-value", "rate=8000"], runner=["--input-value", "rate=8000"])
 torch_model("if_on_data", DataDependentIfScripted, [f32(2, 16)], ["x"],
             "torch.jit.script If on a data-dependent condition", script=True)
-torch_model("detection_head", DetectionHead, IMG, ["image"],
+torch_model("detection_head", DetectionHead, IMG1, ["image"],
             "torch detection head: TopK, NonZero, Gather")
-torch_model("unsorted_resnet_tiny", TinyResNet, IMG, ["image"],
+torch_model("unsorted_resnet_tiny", TinyResNet, IMG1, ["image"],
             "torch residual net, nodes shuffled with onnx", post=lambda m: shuffle_nodes(m, 17))
 torch_model("unsorted_if", DataDependentIfScripted, [f32(2, 16)], ["x"],
             "scripted If, main graph and bodies shuffled with onnx", script=True,
             post=lambda m: shuffle_nodes(m, 5))
-torch_model("constant_weights_cnn", SmallCnn, IMG, ["image"],
+torch_model("constant_weights_cnn", SmallCnn, IMG1, ["image"],
             "torch CNN, weights moved into Constant nodes", post=weights_to_constants)
 torch_model("constant_weights_encoder", EncoderWithPaddingMask, [f32(2, 10, 32), boolean(2, 10)],
             ["x", "pad"], "torch encoder, weights in Constant nodes, nodes shuffled",
             post=lambda m: shuffle_nodes(weights_to_constants(m), 3))
-torch_model("fp16_weights_mlp_mixer", MlpMixer, IMG, ["image"],
-            "torch MLP-Mixer with float16 weights behind Cast", post=fp16_weights_model)
-torch_model("opset17_swiglu", SwiGluMlp, [f32(2, 8, 32)], ["x"], "torch SwiGLU at opset 17",
-            opset=17)
+dynamic_model("fp16_weights_mlp_mixer", MlpMixer, IMG, ["image"],
+              "torch MLP-Mixer with float16 weights behind Cast", post=fp16_weights_model)
+dynamic_model("opset17_swiglu", SwiGluMlp, [f32(2, 8, 32)], ["x"], "torch SwiGLU at opset 17",
+              opset=17)
 helper_model("qlinear_cnn", qlinear_model, "onnx.helper: QLinearConv/QLinearMatMul (uint8)")
 helper_model("opset18_glu", opset18_model,
              "onnx.helper, opset 18: Split num_outputs, ReduceMean axes input, LayerNormalization")
@@ -667,6 +697,17 @@ def export_torch(name, entry, path):
     if entry["post"] is not None:
         model = entry["post"](model)
     onnx.save(model, path)
+
+
+def symbolic_dims(path):
+    """The named dims of the model's inputs, in order of first use ("batch" first
+    for the dynamic-batch models); [] for a static model."""
+    names = []
+    for inp in onnx.load(path).graph.input:
+        for d in inp.type.tensor_type.shape.dim:
+            if d.dim_param and d.dim_param not in names:
+                names.append(d.dim_param)
+    return names
 
 
 def count_nodes(path):
@@ -700,7 +741,7 @@ def main():
             continue
         manifest.append(dict(name=name, file=f"{name}.onnx", source=entry["source"],
                              nodes=count_nodes(path), autopar=entry["autopar"],
-                             runner=entry["runner"]))
+                             runner=entry["runner"], symbolic_dims=symbolic_dims(path)))
     with open(os.path.join(args.out_dir, "zoo.json"), "w") as f:
         json.dump({"models": manifest}, f, indent=1)
     for line in failed:
