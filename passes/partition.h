@@ -100,6 +100,11 @@ struct Stage {
   std::vector<int32_t> after;
   /// Source nodes in the model, Constant copies included.
   int64_t num_nodes = 0;
+  /// Source nodes of other stages (graph node indices, ascending) this stage
+  /// runs a copy of, to compute a shape value from a tensor it holds rather
+  /// than receive it (Note [Recomputed shapes] in partition_stages.cc); they
+  /// count in num_nodes. Empty for a training step.
+  std::vector<int32_t> recomputed;
 };
 
 /// A graph input and the devices that read it (ascending; empty when nothing

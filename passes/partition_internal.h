@@ -109,6 +109,12 @@ struct Analysis {
 /// unbatched.
 bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_identities);
 
+/// An operator a stage may run a copy of to compute a shape value itself
+/// (Note [Recomputed shapes] in partition_stages.cc): Shape, Size, and the
+/// cheap index and arithmetic operators shape computations are made of, and
+/// ConstantOfShape. One output, no body, the default domain.
+bool IsShapeChainOp(const ir::Node& node);
+
 /// `weight_identities`: IsReplicable's (a training step updates its
 /// weights in one place, so it keeps them off).
 absl::StatusOr<Analysis> Analyze(const onnx_io::Model& model, const ir::Graph& graph,

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "passes/partition.h"
@@ -159,8 +160,201 @@ absl::StatusOr<std::vector<StageContents>> GroupStages(const Analysis& a,
   return stages;
 }
 
+// Note [Recomputed shapes]: a shape value made from a batch-sized tensor
+// (Shape(x) → Gather → Concat → a Reshape target, or a ConstantOfShape of
+// such a shape: an RNN's zero initial state) that one stage makes and
+// another reads would cross between them as a stage tensor whose dim 0 is
+// not the batch, which keeps the Triton repository unbatched. When the
+// reading stage holds x itself (its own value, one it receives anyway, or a
+// graph input its device is fed), it runs its own copy of the cheap chain instead and
+// receives nothing for it. Only inference splits do this (a training step's
+// stages are run by train.mjs, which has no use for it), and only through
+// the operators below, on int32/int64 values of at most kMaxShapeElements
+// elements (or a ConstantOfShape's fill). Device models are unchanged: Send
+// and Recv still carry the value between devices.
+constexpr int64_t kMaxShapeElements = 64;
+
+// Per stage: the source nodes it runs a copy of (Note [Recomputed shapes]),
+// ascending; empty lists for a training step.
+class ShapeRecompute {
+ public:
+  ShapeRecompute(const Analysis& a, const std::vector<StageContents>& stages,
+                 const std::vector<int32_t>& stage_of)
+      : a_(a), stage_of_(stage_of) {
+    copies_.resize(stages.size());
+    roots_.resize(stages.size());
+    if (!a.phase.empty()) return;
+    // The graph inputs each device is fed: those its own nodes read.
+    device_inputs_.resize(static_cast<size_t>(std::max(a.num_devices, 0)));
+    for (size_t i = 0; i < a.graph->num_nodes(); ++i) {
+      if (a.replicated[i]) continue;
+      for (ir::ValueId v : a.reads[i]) {
+        if (a.graph->value(v).kind == ir::ValueKind::kGraphInput) {
+          device_inputs_[static_cast<size_t>(a.device[i])].insert(v.index());
+        }
+      }
+    }
+    for (size_t s = 0; s < stages.size(); ++s) Plan(static_cast<int32_t>(s), stages[s]);
+    Gather();
+    // A stage all of whose results its readers recompute would be left
+    // with no output (a stage of shape computations only): its readers
+    // receive its values after all. That gives it outputs back and takes
+    // none from another stage, so one pass settles.
+    bool cancelled = false;
+    for (size_t s = 0; s < stages.size(); ++s) {
+      if (!HasOutput(static_cast<int32_t>(s), stages[s], /*after_recompute=*/true) &&
+          HasOutput(static_cast<int32_t>(s), stages[s], /*after_recompute=*/false)) {
+        for (auto& roots : roots_) {
+          std::erase_if(roots, [&](const Root& r) { return stage_of_[r.producer] == int32_t(s); });
+        }
+        cancelled = true;
+      }
+    }
+    if (cancelled) Gather();
+  }
+
+  const std::vector<uint32_t>& copies(int32_t stage) const { return copies_[stage]; }
+  /// Whether `stage` computes `v` itself rather than receive it.
+  bool Recomputes(int32_t stage, ir::ValueId v) const {
+    const ir::NodeId p = a_.graph->value(v).producer;
+    const std::vector<uint32_t>& c = copies_[stage];
+    return p.valid() && std::binary_search(c.begin(), c.end(), p.index());
+  }
+
+ private:
+  void Plan(int32_t s, const StageContents& contents) {
+    const ir::Graph& graph = *a_.graph;
+    stage_ = s;
+    device_ = contents.device;
+    available_.clear();
+    memo_.clear();
+    // What the stage holds without copies: its nodes' results, and the
+    // values they receive.
+    std::vector<ir::ValueId> received;
+    for (uint32_t i : contents.nodes) {
+      for (ir::ValueId v : graph.nodes()[i].outputs) {
+        if (v.valid()) available_.insert(v.index());
+      }
+    }
+    for (uint32_t i : contents.nodes) {
+      for (ir::ValueId v : a_.reads[i]) {
+        const ir::Value& value = graph.value(v);
+        if (!value.producer.valid() || available_.contains(v.index())) continue;
+        if (a_.replicated[value.producer.index()]) continue;
+        received.push_back(v);
+      }
+    }
+    for (ir::ValueId v : received) available_.insert(v.index());
+    for (ir::ValueId v : received) {
+      if (!Recomputable(v)) continue;
+      // Its producer, and what that reads which the stage does not hold.
+      const auto p = static_cast<uint32_t>(graph.value(v).producer.index());
+      Root& root = roots_[s].emplace_back(Root{.producer = p, .chain = {p}});
+      for (ir::ValueId u : a_.reads[p]) Collect(u, root.chain);
+    }
+  }
+
+  // copies_ from roots_.
+  void Gather() {
+    for (size_t s = 0; s < roots_.size(); ++s) {
+      std::vector<uint32_t>& copies = copies_[s];
+      copies.clear();
+      for (const Root& root : roots_[s])
+        copies.insert(copies.end(), root.chain.begin(), root.chain.end());
+      std::sort(copies.begin(), copies.end());
+      copies.erase(std::unique(copies.begin(), copies.end()), copies.end());
+    }
+  }
+
+  // Whether stage `s` has a result some other stage receives (or a graph
+  // output), as BuildStage decides its outputs.
+  bool HasOutput(int32_t s, const StageContents& contents, bool after_recompute) const {
+    if (!contents.passed_outputs.empty()) return true;
+    const ir::Graph& graph = *a_.graph;
+    for (uint32_t i : contents.nodes) {
+      for (ir::ValueId v : graph.nodes()[i].outputs) {
+        if (!v.valid()) continue;
+        if (a_.index.output[v.index()] >= 0) return true;
+        for (ir::NodeId c : graph.value(v).consumers) {
+          const int32_t reader = stage_of_[c.index()];
+          if (reader < 0 || reader == s) continue;
+          if (!after_recompute || !Recomputes(reader, v)) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // A value the stage can read without copying anything for it: a weight,
+  // a graph input its device is fed, a Constant, or what it holds.
+  bool Available(ir::ValueId v) const {
+    const ir::Value& value = a_.graph->value(v);
+    if (value.kind == ir::ValueKind::kInitializer) return true;
+    if (value.kind == ir::ValueKind::kGraphInput) {
+      return device_inputs_[static_cast<size_t>(device_)].contains(v.index());
+    }
+    if (value.producer.valid() && a_.replicated[value.producer.index()]) return true;
+    return available_.contains(v.index());
+  }
+
+  // Whether the stage can compute received value `v` from what it holds
+  // through a chain of cheap shape operators.
+  bool Recomputable(ir::ValueId v) {
+    if (auto it = memo_.find(v.index()); it != memo_.end()) return it->second;
+    memo_[v.index()] = false;  // a cycle cannot occur; this bounds the walk
+    const ir::Graph& graph = *a_.graph;
+    const ir::Value& value = graph.value(v);
+    if (!value.producer.valid()) return false;
+    const size_t p = value.producer.index();
+    const ir::Node& node = graph.nodes()[p];
+    if (!IsShapeChainOp(node) || stage_of_[p] == stage_) return false;
+    const bool fill = node.kind == ir::OpKind::kConstantOfShape;
+    if (!fill) {
+      const std::optional<int64_t> n = value.shape.NumElements();
+      const bool integer = value.dtype == ir::DType::kInt64 || value.dtype == ir::DType::kInt32;
+      if (!integer || !n || *n > kMaxShapeElements) return false;
+    }
+    const bool reads_shape_only = node.kind == ir::OpKind::kShape || node.kind == ir::OpKind::kSize;
+    for (ir::ValueId u : a_.reads[p]) {
+      if (Available(u)) continue;
+      // Shape and Size read a tensor's shape, never worth copying the
+      // tensor's producer for.
+      if (reads_shape_only || !Recomputable(u)) return false;
+    }
+    memo_[v.index()] = true;
+    return true;
+  }
+
+  // The producers an input `v` of a recomputed node needs copied (none when
+  // the stage holds it), given Recomputable(v) or Available(v).
+  void Collect(ir::ValueId v, std::vector<uint32_t>& chain) const {
+    if (Available(v)) return;
+    const size_t p = a_.graph->value(v).producer.index();
+    chain.push_back(static_cast<uint32_t>(p));
+    for (ir::ValueId u : a_.reads[p]) Collect(u, chain);
+  }
+
+  // A received value a stage computes itself: its producer, and every node
+  // copied for it (the producer first).
+  struct Root {
+    uint32_t producer = 0;
+    std::vector<uint32_t> chain;
+  };
+
+  const Analysis& a_;
+  const std::vector<int32_t>& stage_of_;
+  std::vector<std::vector<Root>> roots_;
+  std::vector<std::vector<uint32_t>> copies_;
+  std::vector<absl::flat_hash_set<uint32_t>> device_inputs_;
+  int32_t stage_ = 0;
+  int32_t device_ = 0;
+  absl::flat_hash_set<uint32_t> available_;
+  absl::flat_hash_map<uint32_t, bool> memo_;
+};
+
 absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageContents& contents,
-                                 const std::vector<int32_t>& stage_of) {
+                                 const std::vector<int32_t>& stage_of,
+                                 const ShapeRecompute& recompute) {
   const ir::Graph& graph = *a.graph;
   const onnx::GraphProto& source = a.source();
   Stage stage;
@@ -185,6 +379,10 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
       nodes.push_back(graph.value(graph.outputs()[j]).producer.index());
     }
   }
+  // The shape chains it computes itself (Note [Recomputed shapes]).
+  const std::vector<uint32_t>& recomputed = recompute.copies(id);
+  nodes.insert(nodes.end(), recomputed.begin(), recomputed.end());
+  for (uint32_t i : recomputed) stage.recomputed.push_back(static_cast<int32_t>(i));
   // And what a copy reads of a chain of them (an Identity of a cast weight).
   for (size_t k = contents.nodes.size(); k < nodes.size(); ++k) {
     for (ir::ValueId v : a.reads[nodes[k]]) {
@@ -211,7 +409,9 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   std::vector<ir::ValueId> needed;
   std::vector<ir::ValueId> received;
   absl::flat_hash_set<uint32_t> received_set;
-  for (uint32_t i : contents.nodes) {
+  std::vector<uint32_t> readers = contents.nodes;
+  readers.insert(readers.end(), recomputed.begin(), recomputed.end());
+  for (uint32_t i : readers) {
     for (ir::ValueId v : a.reads[i]) {
       if (defined_here.contains(v.index())) continue;
       const ir::Value& value = graph.value(v);
@@ -269,7 +469,11 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
       if (!v.valid()) continue;
       const ir::Value& value = graph.value(v);
       bool leaves = a.index.output[v.index()] >= 0;
-      for (ir::NodeId c : value.consumers) leaves = leaves || stage_of[c.index()] != id;
+      for (ir::NodeId c : value.consumers) {
+        const int32_t reader = stage_of[c.index()];
+        // A replicated reader (stage -1) is copied next to its own readers.
+        leaves = leaves || (reader >= 0 && reader != id && !recompute.Recomputes(reader, v));
+      }
       if (!leaves) continue;
       if (absl::Status s = add_output(v); !s.ok()) return s;
     }
@@ -301,10 +505,12 @@ absl::StatusOr<std::vector<Stage>> BuildStages(const Analysis& a) {
   absl::StatusOr<std::vector<StageContents>> grouped = GroupStages(a, stage_of);
   if (!grouped.ok()) return grouped.status();
   const std::vector<StageContents>& contents = *grouped;
+  const ShapeRecompute recompute(a, contents, stage_of);
   std::vector<Stage> stages;
   stages.reserve(contents.size());
   for (size_t s = 0; s < contents.size(); ++s) {
-    absl::StatusOr<Stage> stage = BuildStage(a, static_cast<int32_t>(s), contents[s], stage_of);
+    absl::StatusOr<Stage> stage =
+        BuildStage(a, static_cast<int32_t>(s), contents[s], stage_of, recompute);
     if (!stage.ok()) return stage.status();
     stages.push_back(*std::move(stage));
   }

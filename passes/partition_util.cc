@@ -112,6 +112,34 @@ void SortUnique(std::vector<int32_t>& v) {
 
 }  // namespace
 
+bool IsShapeChainOp(const ir::Node& node) {
+  if (!node.domain.empty() || !node.subgraphs.empty() || node.outputs.size() != 1 ||
+      !node.outputs[0].valid()) {
+    return false;
+  }
+  using K = ir::OpKind;
+  switch (node.kind) {
+    case K::kShape:
+    case K::kSize:
+    case K::kGather:
+    case K::kUnsqueeze:
+    case K::kSqueeze:
+    case K::kConcat:
+    case K::kSlice:
+    case K::kCast:
+    case K::kIdentity:
+    case K::kReshape:
+    case K::kAdd:
+    case K::kSub:
+    case K::kMul:
+    case K::kDiv:
+    case K::kConstantOfShape:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_identities) {
   if (!node.domain.empty() || !node.captured.empty() || node.outputs.size() != 1 ||
       !node.outputs[0].valid()) {

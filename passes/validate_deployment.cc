@@ -336,9 +336,12 @@ std::optional<size_t> SourceNodeOf(const ir::Graph& graph, const onnx::NodeProto
 
 // Counts, per IR node, its copies among `nodes`; fails on a node that is on
 // the wrong device or unknown.
+// A stage's `recomputed` nodes (copies of shape chains of other stages) may
+// sit on any device and do not count as the node's one placement.
 absl::Status CountNodes(const ir::Graph& graph, absl::Span<const int32_t> node_device,
                         const onnx::GraphProto& g, int32_t device, const std::string& where,
-                        bool weight_identities, std::vector<int32_t>& copies, int64_t& count) {
+                        bool weight_identities, std::vector<int32_t>& copies, int64_t& count,
+                        absl::Span<const int32_t> recomputed = {}) {
   for (const onnx::NodeProto& node : g.node()) {
     if (IsSendRecv(node)) continue;
     std::optional<size_t> i = SourceNodeOf(graph, node);
@@ -347,6 +350,14 @@ absl::Status CountNodes(const ir::Graph& graph, absl::Span<const int32_t> node_d
                                       ") is not a node of the model"));
     }
     const ir::Node& source = graph.nodes()[*i];
+    if (std::binary_search(recomputed.begin(), recomputed.end(), static_cast<int32_t>(*i))) {
+      if (!partition_internal::IsShapeChainOp(source)) {
+        return Fail(where, absl::StrCat("node '", source.name, "' (", node.op_type(),
+                                        ") is listed as a recomputed shape node"));
+      }
+      ++count;
+      continue;
+    }
     if (!IsCopied(graph, source, weight_identities) && node_device[*i] != device) {
       return Fail(where, absl::StrCat("node '", source.name, "' is placed on device ",
                                       node_device[*i], " but appears here"));
@@ -438,8 +449,9 @@ absl::Status CheckStages(const ir::Graph& graph, absl::Span<const int32_t> node_
       if (IsSendRecv(node)) return Fail(where, "a stage model holds a Send or Recv");
     }
     int64_t count = 0;
-    if (absl::Status st = CountNodes(graph, node_device, g, stage.device, where,
-                                     deployment.copies_weight_identities, copies, count);
+    if (absl::Status st =
+            CountNodes(graph, node_device, g, stage.device, where,
+                       deployment.copies_weight_identities, copies, count, stage.recomputed);
         !st.ok()) {
       return st;
     }

@@ -239,6 +239,85 @@ TEST(PartitionTest, AnIdentityOrCastOfAWeightIsCopiedLikeAConstant) {
   EXPECT_THAT(sent, ::testing::Contains("k"));
 }
 
+// Note [Recomputed shapes]: a stage that holds the tensor a shape value is
+// taken from computes the value itself (Shape → Gather → Concat, and a
+// ConstantOfShape fill of it) instead of receiving it, so only batch-led
+// tensors cross between stages; the device models still send it. A stage
+// that does not hold the tensor receives the shape (and fills from it), and
+// a training step never copies.
+constexpr char kShapeChain[] = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[2,6] x) => (float[2,3,2] y, float[2,6] z) <int64[1] k3 = {3}, int64[1] k2 = {2}> {
+    a = Relu(x)
+    u = Sigmoid(x)
+    s = Shape(a)
+    i = Constant <value = int64[1] {0}> ()
+    b = Gather(s, i)
+    t = Concat <axis = 0> (b, k3, k2)
+    c = ConstantOfShape <value = float[1] {1}> (t)
+    r = Reshape(SOURCE, t)
+    y = Add(r, c)
+    z = Neg(a)
+  }
+)";
+
+std::string ShapeChainModel(const std::string& reshaped) {
+  std::string text = kShapeChain;
+  text.replace(text.find("SOURCE"), 6, reshaped);
+  return text;
+}
+
+std::vector<std::string> SentTensors(const Deployment& d) {
+  std::vector<std::string> sent;
+  for (const Transfer& t : d.transfers) sent.push_back(t.tensor);
+  return sent;
+}
+
+// The stage that runs the Reshape.
+const Stage& ReshapeStage(const Deployment& d) {
+  for (const Stage& stage : d.stages) {
+    for (const onnx::NodeProto& node : stage.proto.graph().node()) {
+      if (node.op_type() == "Reshape") return stage;
+    }
+  }
+  ADD_FAILURE() << "no stage runs the Reshape";
+  return d.stages.front();
+}
+
+TEST(PartitionTest, AStageHoldingTheTensorRecomputesItsShapeChain) {
+  absl::StatusOr<Loaded> m = FromText(ShapeChainModel("a"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<int32_t> placement = PlaceByOutput(m->graph, {{"r", 1}, {"y", 1}});
+  const Deployment d = PartitionAndValidate(*m, placement, 2);
+  ASSERT_EQ(d.stages.size(), 2u);
+  const Stage& reader = ReshapeStage(d);
+  EXPECT_THAT(reader.inputs, ElementsAre("a"));
+  EXPECT_THAT(OpTypes(reader.proto),
+              ::testing::IsSupersetOf({"Shape", "Gather", "Concat", "ConstantOfShape", "Reshape"}));
+  EXPECT_EQ(reader.recomputed.size(), 4u);
+  EXPECT_THAT(d.stages[0].outputs, UnorderedElementsAre("a", "z"));
+  // The device models are unchanged: the shape and the fill still cross.
+  EXPECT_THAT(SentTensors(d), ::testing::IsSupersetOf({"a", "t", "c"}));
+
+  absl::StatusOr<Deployment> training =
+      Partition(m->model, m->graph, placement, 2,
+                {.stages = true, .node_phase = std::vector<uint8_t>(m->graph.num_nodes(), 0)});
+  ASSERT_TRUE(training.ok()) << training.status();
+  for (const Stage& stage : training->stages) EXPECT_THAT(stage.recomputed, IsEmpty());
+}
+
+TEST(PartitionTest, AStageWithoutTheTensorReceivesTheShape) {
+  absl::StatusOr<Loaded> m = FromText(ShapeChainModel("u"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Deployment d =
+      PartitionAndValidate(*m, PlaceByOutput(m->graph, {{"r", 1}, {"y", 1}, {"u", 1}}), 2);
+  const Stage& reader = ReshapeStage(d);
+  // It fills the ConstantOfShape from the received shape itself.
+  EXPECT_THAT(reader.inputs, ::testing::Contains("t"));
+  EXPECT_THAT(reader.inputs, ::testing::Not(::testing::Contains("c")));
+  EXPECT_EQ(reader.recomputed.size(), 1u);
+}
+
 // A graph output whose dim the exporter named itself ("Gemm_dim_0", as torch
 // does when only the inputs get dynamic axes) but which is the bound batch
 // is written as "batch", so every stage output leads with the same symbol.

@@ -51,17 +51,24 @@ Json TransferEntries(const passes::Deployment& deployment) {
   return transfers;
 }
 
-Json StageEntries(const passes::Deployment& deployment) {
+// `graph`: the one the deployment was split from, whose nodes a stage's
+// `recomputed` indices name.
+Json StageEntries(const passes::Deployment& deployment, const ir::Graph& graph) {
   Json stages = Json::array();
   for (const passes::Stage& s : deployment.stages) {
-    stages.push_back({{"id", s.id},
-                      {"device", s.device},
-                      {"level", s.level},
-                      {"model", s.file},
-                      {"nodes", s.num_nodes},
-                      {"inputs", s.inputs},
-                      {"outputs", s.outputs},
-                      {"after", s.after}});
+    Json entry = {{"id", s.id},           {"device", s.device},   {"level", s.level},
+                  {"model", s.file},      {"nodes", s.num_nodes}, {"inputs", s.inputs},
+                  {"outputs", s.outputs}, {"after", s.after}};
+    // The shape values it computes itself rather than receive (Note
+    // [Recomputed shapes] in passes/partition_stages.cc), by tensor name.
+    if (!s.recomputed.empty()) {
+      Json values = Json::array();
+      for (int32_t i : s.recomputed) {
+        values.push_back(graph.value(graph.nodes()[static_cast<size_t>(i)].outputs[0]).name);
+      }
+      entry["recomputed"] = std::move(values);
+    }
+    stages.push_back(std::move(entry));
   }
   return stages;
 }
@@ -172,7 +179,7 @@ nlohmann::ordered_json PlanJson(const PlanRecord& r) {
       {"inputs", inputs},
       {"outputs", outputs},
       {"transfers", TransferEntries(*r.deployment)},
-      {"stages", StageEntries(*r.deployment)},
+      {"stages", StageEntries(*r.deployment, *r.graph)},
       {"predicted",
        {{"step_time_us", PredictedStepUs(r)},
         {"lower_bound_us", r.lower_bound_us},
