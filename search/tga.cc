@@ -48,6 +48,8 @@
 //     until the budget (search/node_refinement.h). With max_generations the
 //     refinement runs that many rounds too, so the run stays reproducible.
 //     on_progress reports the unit phase only (its own estimate, as before).
+//     With the caller's objective (a pipelined training step), the result is
+//     the best by it of the unit plan, the refined plan and SGP's node plan.
 #include "search/tga.h"
 
 #include <algorithm>
@@ -542,6 +544,9 @@ absl::Status Tga::RefineBelowUnits() {
         .status()
         .IgnoreError();
   }
+  // Kept for the final comparison below, by the caller's objective.
+  std::optional<Placement> sgp_plan;
+  if (sgp_nodes_ && options_.objective && options_.nodes.objective) sgp_plan = *sgp_nodes_;
   if (sgp_nodes_) refinement.node_starts.emplace_back("sgp", *std::move(sgp_nodes_));
   absl::StatusOr<NodeRefinementResult> refined =
       RefineOnNodes(options_.nodes, cluster_, unit_plans, refinement);
@@ -559,6 +564,20 @@ absl::Status Tga::RefineBelowUnits() {
           options_.nodes.objective(result_.node_placement.device)) {
     result_.node_placement = {};
     result_.node_step_us = 0;
+  }
+  // Nor is the result worse by that objective than SGP's own node plan (a
+  // seed, so the guarantee of tga.h holds for the step the caller judges):
+  // the refinement started from it but followed the simulator, which can
+  // rank the plans the other way round.
+  if (sgp_plan) {
+    const double chosen_us = result_.node_placement.device.empty()
+                                 ? options_.objective(result_.placement.device)
+                                 : options_.nodes.objective(result_.node_placement.device);
+    if (options_.nodes.objective(sgp_plan->device) < chosen_us) {
+      result_.node_placement = *std::move(sgp_plan);
+      result_.node_step_us = 0;
+      result_.node_best_start = "sgp";
+    }
   }
   return absl::OkStatus();
 }

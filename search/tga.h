@@ -87,7 +87,9 @@ struct TgaResult {
   std::string best_seed;
   double best_seed_step_us = 0;
   /// With options.nodes: the node-level refinement's plan, one device (and
-  /// priority) per node, and its simulated step; else empty and 0.
+  /// priority) per node, and its simulated step; else empty and 0. With
+  /// SearchOptions::objective it may be SGP's node plan instead, when that
+  /// is better by the objective (node_best_start "sgp", node_step_us 0).
   costmodel::Placement node_placement;
   double node_step_us = 0;
   /// The node-level step of `placement` expanded to nodes, before

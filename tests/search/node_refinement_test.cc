@@ -4,6 +4,7 @@
 // rounds; and TGA hands back the refined node placement.
 #include "search/node_refinement.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -253,6 +254,46 @@ TEST(NodeRefinementTest, SgpSchedulesTheNodesWhenTheUnitsAreTooCoarse) {
   ASSERT_TRUE(placed.ok());
   EXPECT_EQ(placed->nodes.device, result->node_placement.device);
   EXPECT_EQ(placed->units.device, result->placement.device);
+}
+
+// With the caller's objective (a pipelined training step), TGA's result is
+// never worse by it than SGP's own node plan, though the refinement follows
+// the simulator: where the refinement leaves SGP's plan, an objective that
+// halves that plan's step makes TGA return it.
+TEST(NodeRefinementTest, TgaIsNeverWorseThanSgpsNodePlanByTheObjective) {
+  const Cluster cluster = TestCluster(4, kGiB);
+  const TwoLevels levels =
+      Coarsened(bench::MakeGraph(bench::GraphFamily::kLayeredDag, 500, 3), cluster, 40);
+  const NodeLevel level = levels.Level();
+  auto node_us = [&](absl::Span<const int32_t> device) {
+    return NodeStepUs(levels, cluster, Placement{.device = {device.begin(), device.end()}});
+  };
+  SearchOptions options;
+  options.nodes = level;
+  options.time_budget_s = 60;  // the generation limit ends the run first
+  options.objective = [&](absl::Span<const int32_t> device) {
+    return node_us(
+        ProjectToNodes(level, Placement{.device = {device.begin(), device.end()}}).device);
+  };
+  options.nodes.objective = node_us;
+  TgaOptions tga;
+  tga.max_generations = 5;
+  absl::StatusOr<SearchResult> sgp =
+      PlaceDetailed("sgp", levels.coarsening.graph, cluster, options);
+  ASSERT_TRUE(sgp.ok()) << sgp.status();
+  const std::vector<int32_t> sgp_nodes = NodePlanOf(level, sgp->units, sgp->nodes).device;
+  absl::StatusOr<TgaResult> plain = RunTga(levels.coarsening.graph, cluster, options, tga);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_NE(plain->node_placement.device, sgp_nodes) << "the refinement kept SGP's plan anyway";
+
+  options.nodes.objective = [&](absl::Span<const int32_t> device) {
+    const bool sgps = std::equal(device.begin(), device.end(), sgp_nodes.begin(), sgp_nodes.end());
+    return node_us(device) * (sgps ? 0.5 : 1.0);
+  };
+  absl::StatusOr<TgaResult> result = RunTga(levels.coarsening.graph, cluster, options, tga);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->node_placement.device, sgp_nodes);
+  EXPECT_EQ(result->node_best_start, "sgp");
 }
 
 TEST(NodeRefinementTest, SgpKeepsLockedUnitsTogetherOnTheNodes) {
