@@ -311,14 +311,7 @@ std::vector<InputUse> InputUses(const Analysis& a) {
   std::vector<InputUse> uses;
   for (ir::ValueId v : graph.inputs()) {
     const ir::Value& value = graph.value(v);
-    InputUse use{value.name, {}};
-    for (ir::NodeId c : value.consumers) use.devices.push_back(a.device[c.index()]);
-    for (size_t j = 0; j < graph.outputs().size(); ++j) {
-      if (graph.outputs()[j] == v) use.devices.push_back(a.output_device[j]);
-    }
-    std::sort(use.devices.begin(), use.devices.end());
-    use.devices.erase(std::unique(use.devices.begin(), use.devices.end()), use.devices.end());
-    uses.push_back(std::move(use));
+    uses.push_back({value.name, DevicesFedInput(a, v)});
   }
   return uses;
 }

@@ -109,6 +109,11 @@ struct Analysis {
 /// unbatched.
 bool IsReplicable(const ir::Graph& graph, const ir::Node& node, bool weight_identities);
 
+/// The devices graph input `input` is fed to (ascending): those of the nodes
+/// reading it, and the one that outputs it when it is also a graph output.
+/// Deployment::inputs lists these; a stage may read the input only there.
+std::vector<int32_t> DevicesFedInput(const Analysis& a, ir::ValueId input);
+
 /// An operator a stage may run a copy of to compute a shape value itself
 /// (Note [Recomputed shapes] in partition_stages.cc): Shape, Size, and the
 /// cheap index and arithmetic operators shape computations are made of, and

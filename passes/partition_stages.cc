@@ -174,6 +174,21 @@ absl::StatusOr<std::vector<StageContents>> GroupStages(const Analysis& a,
 // and Recv still carry the value between devices.
 constexpr int64_t kMaxShapeElements = 64;
 
+// Whether value `v`, made in stage `stage`, is one of its outputs: a graph
+// output, or read by another stage that does not compute it itself
+// (`recomputes(reader, v)`). A replicated reader (stage -1) is copied next
+// to its own readers.
+template <typename Recomputes>
+bool LeavesStage(const Analysis& a, const std::vector<int32_t>& stage_of, int32_t stage,
+                 ir::ValueId v, const Recomputes& recomputes) {
+  if (a.index.output[v.index()] >= 0) return true;
+  for (ir::NodeId c : a.graph->value(v).consumers) {
+    const int32_t reader = stage_of[c.index()];
+    if (reader >= 0 && reader != stage && !recomputes(reader, v)) return true;
+  }
+  return false;
+}
+
 // Per stage: the source nodes it runs a copy of (Note [Recomputed shapes]),
 // ascending; empty lists for a training step.
 class ShapeRecompute {
@@ -184,16 +199,6 @@ class ShapeRecompute {
     copies_.resize(stages.size());
     roots_.resize(stages.size());
     if (!a.phase.empty()) return;
-    // The graph inputs each device is fed: those its own nodes read.
-    device_inputs_.resize(static_cast<size_t>(std::max(a.num_devices, 0)));
-    for (size_t i = 0; i < a.graph->num_nodes(); ++i) {
-      if (a.replicated[i]) continue;
-      for (ir::ValueId v : a.reads[i]) {
-        if (a.graph->value(v).kind == ir::ValueKind::kGraphInput) {
-          device_inputs_[static_cast<size_t>(a.device[i])].insert(v.index());
-        }
-      }
-    }
     for (size_t s = 0; s < stages.size(); ++s) Plan(static_cast<int32_t>(s), stages[s]);
     Gather();
     // A stage all of whose results its readers recompute would be left
@@ -266,20 +271,16 @@ class ShapeRecompute {
     }
   }
 
-  // Whether stage `s` has a result some other stage receives (or a graph
-  // output), as BuildStage decides its outputs.
+  // Whether stage `s` has an output (LeavesStage), with or without the
+  // recomputation planned so far.
   bool HasOutput(int32_t s, const StageContents& contents, bool after_recompute) const {
     if (!contents.passed_outputs.empty()) return true;
-    const ir::Graph& graph = *a_.graph;
+    const auto recomputes = [&](int32_t reader, ir::ValueId v) {
+      return after_recompute && Recomputes(reader, v);
+    };
     for (uint32_t i : contents.nodes) {
-      for (ir::ValueId v : graph.nodes()[i].outputs) {
-        if (!v.valid()) continue;
-        if (a_.index.output[v.index()] >= 0) return true;
-        for (ir::NodeId c : graph.value(v).consumers) {
-          const int32_t reader = stage_of_[c.index()];
-          if (reader < 0 || reader == s) continue;
-          if (!after_recompute || !Recomputes(reader, v)) return true;
-        }
+      for (ir::ValueId v : a_.graph->nodes()[i].outputs) {
+        if (v.valid() && LeavesStage(a_, stage_of_, s, v, recomputes)) return true;
       }
     }
     return false;
@@ -291,7 +292,8 @@ class ShapeRecompute {
     const ir::Value& value = a_.graph->value(v);
     if (value.kind == ir::ValueKind::kInitializer) return true;
     if (value.kind == ir::ValueKind::kGraphInput) {
-      return device_inputs_[static_cast<size_t>(device_)].contains(v.index());
+      const std::vector<int32_t> fed = DevicesFedInput(a_, v);
+      return std::binary_search(fed.begin(), fed.end(), device_);
     }
     if (value.producer.valid() && a_.replicated[value.producer.index()]) return true;
     return available_.contains(v.index());
@@ -345,7 +347,6 @@ class ShapeRecompute {
   const std::vector<int32_t>& stage_of_;
   std::vector<std::vector<Root>> roots_;
   std::vector<std::vector<uint32_t>> copies_;
-  std::vector<absl::flat_hash_set<uint32_t>> device_inputs_;
   int32_t stage_ = 0;
   int32_t device_ = 0;
   absl::flat_hash_set<uint32_t> available_;
@@ -382,7 +383,7 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
   // The shape chains it computes itself (Note [Recomputed shapes]).
   const std::vector<uint32_t>& recomputed = recompute.copies(id);
   nodes.insert(nodes.end(), recomputed.begin(), recomputed.end());
-  for (uint32_t i : recomputed) stage.recomputed.push_back(static_cast<int32_t>(i));
+  stage.recomputed.assign(recomputed.begin(), recomputed.end());
   // And what a copy reads of a chain of them (an Identity of a cast weight).
   for (size_t k = contents.nodes.size(); k < nodes.size(); ++k) {
     for (ir::ValueId v : a.reads[nodes[k]]) {
@@ -464,17 +465,13 @@ absl::StatusOr<Stage> BuildStage(const Analysis& a, int32_t id, const StageConte
     stage.outputs.push_back(graph.value(v).name);
     return absl::OkStatus();
   };
+  const auto recomputes = [&](int32_t reader, ir::ValueId v) {
+    return recompute.Recomputes(reader, v);
+  };
   for (uint32_t i : contents.nodes) {
     for (ir::ValueId v : graph.nodes()[i].outputs) {
       if (!v.valid()) continue;
-      const ir::Value& value = graph.value(v);
-      bool leaves = a.index.output[v.index()] >= 0;
-      for (ir::NodeId c : value.consumers) {
-        const int32_t reader = stage_of[c.index()];
-        // A replicated reader (stage -1) is copied next to its own readers.
-        leaves = leaves || (reader >= 0 && reader != id && !recompute.Recomputes(reader, v));
-      }
-      if (!leaves) continue;
+      if (!LeavesStage(a, stage_of, id, v, recomputes)) continue;
       if (absl::Status s = add_output(v); !s.ok()) return s;
     }
   }

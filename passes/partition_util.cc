@@ -112,6 +112,18 @@ void SortUnique(std::vector<int32_t>& v) {
 
 }  // namespace
 
+std::vector<int32_t> DevicesFedInput(const Analysis& a, ir::ValueId input) {
+  const ir::Graph& graph = *a.graph;
+  std::vector<int32_t> devices;
+  for (ir::NodeId c : graph.value(input).consumers) devices.push_back(a.device[c.index()]);
+  for (size_t j = 0; j < graph.outputs().size(); ++j) {
+    if (graph.outputs()[j] == input) devices.push_back(a.output_device[j]);
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return devices;
+}
+
 bool IsShapeChainOp(const ir::Node& node) {
   if (!node.domain.empty() || !node.subgraphs.empty() || node.outputs.size() != 1 ||
       !node.outputs[0].valid()) {
