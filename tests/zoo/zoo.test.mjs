@@ -18,10 +18,10 @@
 // printed as a diagnostic and written to ZOO_DIR/zoo_table.md.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { autopar, randomPlacementFile, runReport, splitAndRun, tempDir } from '../e2e/helpers.mjs';
-import { parseTextProto, readModelConfig } from '../../tools/runner/triton_repository.mjs';
+import { loadTritonRepository } from '../../tools/runner/triton_repository.mjs';
 import { ZOO_DIR, manifest, manifestPath, missing, models } from './zoo_manifest.mjs';
 
 const DEVICES = 4;
@@ -45,17 +45,6 @@ test('most of the zoo has a symbolic batch, and some of it stays static', { skip
   assert.ok(manifest.models.length - dynamic.length >= 5, 'the static path needs models too');
   for (const m of dynamic) assert.ok(m.autopar.join(' ').includes('--dim batch=2'), `${m.name} is not planned at batch 2`);
 });
-
-/** The ensemble's config.pbtxt of the Triton repository `dir`, read. */
-function ensembleConfig(dir) {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name, 'config.pbtxt');
-    if (!existsSync(path)) continue;
-    const config = readModelConfig(parseTextProto(readFileSync(path, 'utf8')));
-    if (config.platform === 'ensemble') return config;
-  }
-  throw new Error(`${dir} has no ensemble config`);
-}
 
 /** `args` with --dim batch=2 changed to batch=`batch`. */
 const atBatch = (args, batch) => args.map((a) => (a === 'batch=2' ? `batch=${batch}` : a));
@@ -94,7 +83,7 @@ for (const m of models) {
         }
       }
       const triton = join(dir, 'triton');
-      const form = ensembleConfig(triton).maxBatchSize;
+      const form = loadTritonRepository(triton).ensemble.config.maxBatchSize;
       try {
         const reports = [runReport(triton, runnerArgs)];
         if (dynamic && form > 0) for (const batch of TRITON_BATCHES) reports.push(runReport(triton, atBatch(runnerArgs, batch)));
