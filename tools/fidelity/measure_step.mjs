@@ -5,17 +5,19 @@
 // tools/runner/train.mjs runs it, and writes one node-times file for
 // `onnx-autopar … --node-times` (costmodel/node_times.h). See README.md.
 //
-//   node tools/fidelity/measure_step.mjs OUT_DIR [--runs 10] [--warmup 3]
-//        [--threads 1] [--seed 0] [--int-range LO,HI] -o STEP_TIMES.json
+//   node tools/fidelity/measure_step.mjs OUT_DIR [--runs 20] [--warmup 3]
+//        [--step-ms 2000] [--co-run-ms 1000] [--threads 1] [--seed 0]
+//        [--int-range LO,HI] -o STEP_TIMES.json
 //
 // The step runs as train.mjs runs it (one micro-batch: init weights, one
 // seeded micro-batch of data with labels in [0, classes) and other integer
 // inputs, such as tokens, in --int-range, by default [0, classes) too; the
 // gradient model, then the update model, weights and optimizer state carried
-// from step to step, t = 1, 2, ...), timing each session.run; then each
-// model is profiled by measure.mjs on the first step's inputs (its optimised
-// run, spread back over its nodes). Note [Profiler cost] says how the two
-// are combined.
+// from step to step, t = 1, 2, ...), timing each session.run and a second
+// run of each model right after it on the same feeds, for at least --step-ms;
+// then each model is profiled by measure.mjs on the first step's inputs (its
+// optimised run, spread back over its nodes). Note [Profiler cost] says how
+// they are combined, Note [Noisy neighbours] which statistic of the runs.
 //
 // The file: "node_us" names every gradient-model and update-model node (the
 // two models' node names are disjoint; checked); "run_us": {"gradient",
@@ -36,7 +38,7 @@ import { badInput, internal } from '../runner/errors.mjs';
 import { loadTrainingPlan } from '../runner/training_plan.mjs';
 import { createSession, runSession } from '../runner/ort_session.mjs';
 import { checkInitial, microbatchData, zeros } from '../runner/train_common.mjs';
-import { measureModel, measureOptionsFrom, median, nodeUs, parseCli, runMain, MEASURE_OPTIONS } from './measure.mjs';
+import { lowerQuartile, measureModel, measureOptionsFrom, median, nodeUs, parseCli, runMain, MEASURE_OPTIONS } from './measure.mjs';
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
@@ -58,12 +60,33 @@ async function initialWeights(plan, o) {
   return weights;
 }
 
+// Note [Noisy neighbours]: on the shared 2-vCPU machines this is built on, the
+// LSTM's gradient model (thousands of small, memory-bound nodes) ran 1.5-1.8x
+// slower for seconds at a time, about 30% of a 20 s series of back-to-back
+// runs, with the process on the CPU throughout (user time grew with the wall
+// time) while a pure arithmetic loop beside it did not slow: another tenant
+// contending for cache and memory. Twenty runs of a 20 ms model fall inside
+// one such stretch or outside it, and the node-times file swung with them:
+// the gradient model's median step time read 20, 30, 37, 37 and 21 ms in five
+// measurements of one idle half hour. So
+//  - each model's time is the lower quartile of at least --step-ms of runs,
+//    the host as it runs when nobody contends, which a few seconds of
+//    contention in the window do not move (the medians of 2 s windows of that
+//    series spanned 19-33 ms, their lower quartiles 19-25 ms);
+//  - quantities that are differences or ratios of two timings (the run cost:
+//    a step run less its node time; the co-run slowdown) take both timings
+//    from runs interleaved in one window, so that both saw the same host.
+const STEP_LOOP_MAX_STEPS = 10000;
+
 /**
- * Runs o.warmup + o.runs steps as train.mjs does (one micro-batch: the
- * gradient model, then the update model fed its gradients, weights and state
- * carried from step to step, t = 1, 2, ...), timing each session.run.
- * Returns {gradient: [µs], update: [µs]} of the steps after the warm-up and
- * the first step's feeds of each model.
+ * Runs at least o.warmup + o.runs steps, and at least o.stepMs of them after
+ * the warm-up, as train.mjs does (one micro-batch: the gradient model, then
+ * the update model fed its gradients, weights and state carried from step to
+ * step, t = 1, 2, ...), timing each session.run; right after each model's run
+ * it runs that model again on the same feeds (back to back, its outputs
+ * dropped). Returns {gradient, update} (µs of the steps' runs after the
+ * warm-up), {gradient, update} of the back-to-back runs, and the first step's
+ * feeds of each model.
  */
 async function stepLoop(plan, o, data, initial) {
   const sessions = {};
@@ -74,12 +97,20 @@ async function stepLoop(plan, o, data, initial) {
     for (const w of plan.weights) for (const st of w.update.state) state[st.name] = zeros(w.type, w.shape);
     const fetches = [plan.loss.output, ...plan.weights.map((w) => w.gradient)];
     const walls = { gradient: [], update: [] };
+    const again = { gradient: [], update: [] };
     const first = {};
-    for (let s = 0; s < o.warmup + o.runs; s++) {
+    const timeAgain = async (k, feeds, label) => {
+      const t = performance.now();
+      await runSession(sessions[k], feeds, undefined, label);
+      return (performance.now() - t) * 1000;
+    };
+    let timedMs = 0;
+    for (let s = 0; s < STEP_LOOP_MAX_STEPS && (s < o.warmup + o.runs || timedMs < o.stepMs); s++) {
       const gradientFeeds = { ...data, ...weights };
       const t0 = performance.now();
       const grads = await runSession(sessions.gradient, gradientFeeds, fetches, `gradient model (step ${s + 1})`);
       const t1 = performance.now();
+      const gradientAgain = await timeAgain('gradient', gradientFeeds, `gradient model (step ${s + 1}, again)`);
       const updateFeeds = {};
       for (const w of plan.weights) {
         updateFeeds[w.update.weight] = weights[w.name];
@@ -90,6 +121,7 @@ async function stepLoop(plan, o, data, initial) {
       const t2 = performance.now();
       const updated = await runSession(sessions.update, updateFeeds, undefined, `update model (step ${s + 1})`);
       const t3 = performance.now();
+      const updateAgain = await timeAgain('update', updateFeeds, `update model (step ${s + 1}, again)`);
       for (const w of plan.weights) {
         weights[w.name] = updated[w.update.output];
         for (const st of w.update.state) state[st.name] = updated[st.output];
@@ -98,9 +130,12 @@ async function stepLoop(plan, o, data, initial) {
       if (s >= o.warmup) {
         walls.gradient.push((t1 - t0) * 1000);
         walls.update.push((t3 - t2) * 1000);
+        again.gradient.push(gradientAgain);
+        again.update.push(updateAgain);
+        timedMs += t1 - t0 + t3 - t2;
       }
     }
-    return { walls, first };
+    return { walls, again, first };
   } finally {
     for (const session of Object.values(sessions)) await session.release().catch(() => {});
   }
@@ -113,11 +148,21 @@ async function stepLoop(plan, o, data, initial) {
 // hypervisor has free (on the 2-vCPU machines this was built on, a spin loop
 // ran 1.1-2.2x slower beside a copy of itself, from one minute to the next).
 // A split's stages overlap, so the planner needs that factor, measured at the
-// time the node times are: the gradient model's plain run alone, then while
-// a worker thread runs the same model on the same inputs, then alone again;
-// co_run_slowdown = median(paired) / median(both alone runs), at least 1.
+// time the node times are: the gradient model's plain run alone, and while a
+// worker thread runs the same model on the same inputs, in CO_RUN_CHUNKS
+// alternations (alone, paired, alone, ..., alone), so that a stretch of
+// contention from another tenant (Note [Noisy neighbours]) slows both sides
+// of a comparison or neither. Chunk k's ratio is the median of its paired
+// runs over the median of the alone runs on either side of it;
+// co_run_slowdown = the mean of the chunks' ratios, at least 1. The mean, not
+// the median: the slowdown itself comes and goes (the eight chunks of one
+// LSTM probe read 1.02-1.04 and 1.61-1.77), and a split step of a few hundred
+// milliseconds runs through both, so what it pays is the average.
 // The pipeline step simulator applies it (costmodel/pipeline_schedule.h).
 const CO_RUN_WORKER = fileURLToPath(new URL('./co_run_worker.mjs', import.meta.url));
+const CO_RUN_CHUNKS = 8;
+// The worker's state (co_run_worker.mjs).
+const CO_RUN = { RUN: 0, PAUSE: 1, STOP: 2 };
 
 /** Times `runs` plain runs of `session` on `feeds` (µs each). */
 async function timeRuns(session, feeds, runs, label) {
@@ -131,36 +176,62 @@ async function timeRuns(session, feeds, runs, label) {
 }
 
 /**
- * Note [Co-run slowdown]: {slowdown, alone_us, paired_us, runs}. Each phase
- * runs at least `runs` times and at least `minPhaseMs` long: a small model's
- * ten runs last a few tens of milliseconds, which one scheduler hiccup
- * dominates.
+ * Note [Co-run slowdown]: {slowdown, alone_us, paired_us, runs, ratios}.
+ * Alone and paired each run at least `runs` times and at least `minPhaseMs`
+ * long in all (a small model's ten runs last a few tens of milliseconds,
+ * which one scheduler hiccup dominates), split over the chunks.
  */
 export async function coRunProbe(model, feeds, { threads, runs, minPhaseMs = 1000 }) {
   const session = await createSession(model, { threads });
   try {
     const warm = (await timeRuns(session, feeds, 2, 'co-run probe (warm-up)'))[1];
     runs = Math.max(runs, Math.min(10000, Math.ceil((minPhaseMs * 1000) / Math.max(warm, 1))));
-    const alone = await timeRuns(session, feeds, runs, 'co-run probe (alone)');
-    const stop = new Int32Array(new SharedArrayBuffer(4));
-    const worker = new Worker(CO_RUN_WORKER, { workerData: { model, feeds, threads, stop } });
+    const perChunk = Math.max(1, Math.ceil(runs / CO_RUN_CHUNKS));
+    const state = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(CO_RUN_WORKER, { workerData: { model, feeds, threads, state } });
     const failed = new Promise((_, reject) => {
       worker.on('error', (e) => reject(internal(`co-run probe of ${model}: ${e.message}`)));
     });
-    const message = (what) => Promise.race([failed, new Promise((ok) => worker.on('message', (m) => m === what && ok()))]);
-    let paired;
+    failed.catch(() => {});
+    const message = (what) => Promise.race([failed, new Promise((ok) => {
+      const on = (m) => {
+        if (m !== what) return;
+        worker.off('message', on);
+        ok();
+      };
+      worker.on('message', on);
+    })]);
+    const setState = (value) => {
+      Atomics.store(state, 0, value);
+      Atomics.notify(state, 0);
+    };
+    const alone = [];
+    const paired = [];
     try {
       await message('ready');
-      paired = await Promise.race([failed, timeRuns(session, feeds, runs, 'co-run probe (paired)')]);
+      for (let k = 0; k <= CO_RUN_CHUNKS; k++) {
+        const paused = message('paused');
+        setState(CO_RUN.PAUSE);
+        await paused;
+        alone.push(await timeRuns(session, feeds, perChunk, 'co-run probe (alone)'));
+        if (k === CO_RUN_CHUNKS) break;
+        setState(CO_RUN.RUN);
+        paired.push(await Promise.race([failed, timeRuns(session, feeds, perChunk, 'co-run probe (paired)')]));
+      }
     } finally {
-      Atomics.store(stop, 0, 1);
-      await message('done').catch(() => {});
+      const done = message('done').catch(() => {});
+      setState(CO_RUN.STOP);
+      await done;
       await worker.terminate();
     }
-    alone.push(...(await timeRuns(session, feeds, runs, 'co-run probe (alone)')));
-    const a = median(alone);
-    const p = median(paired);
-    return { slowdown: Math.max(1, p / a), alone_us: a, paired_us: p, runs };
+    const ratios = paired.map((p, k) => median(p) / median([...alone[k], ...alone[k + 1]]));
+    return {
+      slowdown: Math.max(1, ratios.reduce((a, b) => a + b, 0) / ratios.length),
+      alone_us: median(alone.flat()),
+      paired_us: median(paired.flat()),
+      runs: perChunk * CO_RUN_CHUNKS,
+      ratios,
+    };
   } finally {
     await session.release().catch(() => {});
   }
@@ -172,29 +243,37 @@ export async function coRunProbe(model, feeds, { threads, runs, minPhaseMs = 100
  * profiled run is several times slower than the plain one, and its node
  * times alone sum to more than the plain run's wall time; and a model run
  * within a step (after the other model, on buffers the other one wrote) is
- * slower than run back to back on the same inputs. So the model's time is
- * its median session.run wall time in the step loop (stepLoop, no
- * profiler); its node times are the profiled ones times plain / profiled
- * wall time of the back-to-back runs (the profiler's dilation); and its run
- * cost is the rest: step wall time less node times — feeding weights and
- * state, fetching gradients and new weights, what the step loop adds. Node
- * times never exceed the step wall time (scaled down when they would).
+ * slower than run back to back on the same inputs. So
+ *  - the model's time is its session.run wall time in the step loop
+ *    (stepLoop, no profiler);
+ *  - its node time is its back-to-back run's wall time (the runs stepLoop
+ *    interleaves with the step's) times the nodes' share of a profiled run
+ *    (the profiled node times' sum / the profiled runs' wall time, both
+ *    means over the same runs), and each node gets its profiled share of it;
+ *  - its run cost is the rest: step time less node time — feeding weights
+ *    and state, fetching gradients and new weights, what the step loop adds.
+ * Both wall times are lower quartiles (Note [Noisy neighbours]). Node time
+ * never exceeds the step time (scaled down when it would).
  */
-function modelTimes(m, walls) {
+function modelTimes(m, walls, again) {
   const o = m.optimised;
   const measured = nodeUs(m);
-  const dilation = Math.min(1, o.wall_unprofiled_us.median / o.wall_us.median);
-  const wall = median(walls);
-  const dilated = sum(Object.values(measured)) * dilation;
-  const nodes = Math.min(dilated, wall);
+  const share = Math.min(1, sum(Object.values(measured)) / o.wall_us.mean);
+  const step = lowerQuartile(walls);
+  const backToBack = lowerQuartile(again);
+  const nodes = Math.min(share * backToBack, step);
   const node_us = scaleTo(measured, nodes);
+  const stats = (xs) => ({ lower_quartile: lowerQuartile(xs), median: median(xs), mean: sum(xs) / xs.length, min: Math.min(...xs) });
   return {
     node_us,
     summary: {
       nodes: Object.keys(node_us).length,
       nodes_us: nodes,
-      run_us: wall - nodes,
-      step_wall_us: { median: wall, mean: sum(walls) / walls.length, min: Math.min(...walls) },
+      run_us: step - nodes,
+      step_runs: walls.length,
+      step_wall_us: stats(walls),
+      back_to_back_us: stats(again),
+      node_share: share,
       wall_us: o.wall_unprofiled_us,
       profiled_wall_us: o.wall_us,
       profiled_nodes_us: sum(Object.values(measured)),
@@ -218,9 +297,9 @@ export async function measureStep(outDir, opts) {
   const classes = plan.loss.classes;
   const o = { ...opts, intRange: opts.intRangeGiven ? opts.intRange : classes ? [0, classes] : opts.intRange };
   const data = microbatchData({ seed: o.seed, microbatches: 1, intRange: o.intRange, dataDir: null }, plan, 0, 0);
-  const { walls, first } = await stepLoop(plan, o, data, await initialWeights(plan, o));
-  const gradient = modelTimes(await measureModel(plan.models.gradient, { ...o, inputs: first.gradient }), walls.gradient);
-  const update = modelTimes(await measureModel(plan.models.update, { ...o, inputs: first.update }), walls.update);
+  const { walls, again, first } = await stepLoop(plan, o, data, await initialWeights(plan, o));
+  const gradient = modelTimes(await measureModel(plan.models.gradient, { ...o, inputs: first.gradient }), walls.gradient, again.gradient);
+  const update = modelTimes(await measureModel(plan.models.update, { ...o, inputs: first.update }), walls.update, again.update);
   const coRun = await coRunProbe(plan.models.gradient, first.gradient,
     { threads: o.threads, runs: Math.max(5, Math.ceil(o.runs / 2)), minPhaseMs: o.coRunMs });
   const both = Object.keys(update.node_us).filter((n) => n in gradient.node_us);
@@ -235,7 +314,7 @@ export async function measureStep(outDir, opts) {
     cpu_share: Math.min(gradient.summary.cpu_share, update.summary.cpu_share),
     run_us: { gradient: gradient.summary.run_us, update: update.summary.run_us },
     co_run_slowdown: coRun.slowdown,
-    co_run: { alone_us: coRun.alone_us, paired_us: coRun.paired_us, runs: coRun.runs },
+    co_run: { alone_us: coRun.alone_us, paired_us: coRun.paired_us, runs: coRun.runs, ratios: coRun.ratios },
     models: { gradient: gradient.summary, update: update.summary },
     node_us: { ...gradient.node_us, ...update.node_us },
     node_origin: raw.node_origin ?? {},
@@ -249,8 +328,10 @@ const USAGE = `usage: node tools/fidelity/measure_step.mjs OUT_DIR -o STEP_TIMES
   --warmup N        runs discarded first (default 3)
   --threads N       ORT intra-op threads (default 1)
   --seed N          seed of the data micro-batch (default 0)
-  --co-run-ms MS    the co-run probe times each of its three phases at least this
-                    long (default 1000)
+  --step-ms MS      time the step loop at least this long after the warm-up
+                    (default 2000; Note [Noisy neighbours])
+  --co-run-ms MS    the co-run probe times each model alone, and beside a copy
+                    of itself, at least this long each (default 2000)
   --int-range LO,HI integer data inputs other than labels (default [0, classes))
   -o, --output F    write the node-times file there (default: stdout)
   --verbose         ORT warnings
@@ -260,13 +341,15 @@ onnx-autopar MODEL ... --mode training --node-times F`;
 
 async function main(argv) {
   const { values: v, positionals } = parseCli(argv,
-    { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' }, 'co-run-ms': { type: 'string' } });
+    { ...MEASURE_OPTIONS, output: { type: 'string', short: 'o' }, 'co-run-ms': { type: 'string' }, 'step-ms': { type: 'string' } });
   if (v.help) return { text: USAGE };
   if (positionals.length !== 1) throw badInput('expected one OUT_DIR (see --help)');
   const o = measureOptionsFrom(v);
   o.intRangeGiven = v['int-range'] !== undefined;
-  o.coRunMs = v['co-run-ms'] === undefined ? 1000 : Number(v['co-run-ms']);
+  o.coRunMs = v['co-run-ms'] === undefined ? 2000 : Number(v['co-run-ms']);
   if (!Number.isFinite(o.coRunMs) || o.coRunMs < 0) throw badInput(`--co-run-ms: bad value '${v['co-run-ms']}'`);
+  o.stepMs = v['step-ms'] === undefined ? 2000 : Number(v['step-ms']);
+  if (!Number.isFinite(o.stepMs) || o.stepMs < 0) throw badInput(`--step-ms: bad value '${v['step-ms']}'`);
   const out = await measureStep(positionals[0], o);
   if (!v.output) return { json: out };
   writeFileSync(v.output, JSON.stringify(out, null, 1) + '\n');
