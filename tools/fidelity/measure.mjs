@@ -109,15 +109,6 @@ export function parseProfile(events, { warmup = 0 } = {}) {
   };
 }
 
-/** The lower quartile (linear interpolation between order statistics); 0 for no values. */
-export function lowerQuartile(values) {
-  if (values.length === 0) return 0;
-  const s = [...values].sort((a, b) => a - b);
-  const at = (s.length - 1) / 4;
-  const lo = Math.floor(at);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (at - lo);
-}
-
 export function median(values) {
   if (values.length === 0) return 0;
   const s = [...values].sort((a, b) => a - b);

@@ -38,7 +38,7 @@ import { badInput, internal } from '../runner/errors.mjs';
 import { loadTrainingPlan } from '../runner/training_plan.mjs';
 import { createSession, runSession } from '../runner/ort_session.mjs';
 import { checkInitial, microbatchData, zeros } from '../runner/train_common.mjs';
-import { lowerQuartile, measureModel, measureOptionsFrom, median, nodeUs, parseCli, runMain, MEASURE_OPTIONS } from './measure.mjs';
+import { measureModel, measureOptionsFrom, median, nodeUs, parseCli, runMain, MEASURE_OPTIONS } from './measure.mjs';
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
@@ -68,14 +68,19 @@ async function initialWeights(plan, o) {
 // contending for cache and memory. Twenty runs of a 20 ms model fall inside
 // one such stretch or outside it, and the node-times file swung with them:
 // the gradient model's median step time read 20, 30, 37, 37 and 21 ms in five
-// measurements of one idle half hour. So
-//  - each model's time is the lower quartile of at least --step-ms of runs,
-//    the host as it runs when nobody contends, which a few seconds of
-//    contention in the window do not move (the medians of 2 s windows of that
-//    series spanned 19-33 ms, their lower quartiles 19-25 ms);
+// measurements of one idle half hour, and its run cost, the difference of
+// two medians timed seconds apart, 7-24 ms. So
 //  - quantities that are differences or ratios of two timings (the run cost:
 //    a step run less its node time; the co-run slowdown) take both timings
-//    from runs interleaved in one window, so that both saw the same host.
+//    from runs interleaved in one window, so that both saw the same host;
+//  - each model's time is the median of at least --step-ms of runs, not of a
+//    fixed count, so that a short model's window outlasts a short stretch.
+// The median, as train.mjs reports a measured step. A lower quartile resists
+// such stretches better (over 2 s windows of that series, medians spanned
+// 19-33 ms and lower quartiles 19-25 ms), but on models whose run times are
+// spread without stretches it sits well below the typical run: with it, the
+// pipeline benchmark predicted the transformer encoder's split steps 29-34%
+// short of their measured medians, against 7-9% with medians.
 const STEP_LOOP_MAX_STEPS = 10000;
 
 /**
@@ -252,18 +257,18 @@ export async function coRunProbe(model, feeds, { threads, runs, minPhaseMs = 100
  *    means over the same runs), and each node gets its profiled share of it;
  *  - its run cost is the rest: step time less node time — feeding weights
  *    and state, fetching gradients and new weights, what the step loop adds.
- * Both wall times are lower quartiles (Note [Noisy neighbours]). Node time
+ * Both wall times are medians (Note [Noisy neighbours]). Node time
  * never exceeds the step time (scaled down when it would).
  */
 function modelTimes(m, walls, again) {
   const o = m.optimised;
   const measured = nodeUs(m);
   const share = Math.min(1, sum(Object.values(measured)) / o.wall_us.mean);
-  const step = lowerQuartile(walls);
-  const backToBack = lowerQuartile(again);
+  const step = median(walls);
+  const backToBack = median(again);
   const nodes = Math.min(share * backToBack, step);
   const node_us = scaleTo(measured, nodes);
-  const stats = (xs) => ({ lower_quartile: lowerQuartile(xs), median: median(xs), mean: sum(xs) / xs.length, min: Math.min(...xs) });
+  const stats = (xs) => ({ median: median(xs), mean: sum(xs) / xs.length, min: Math.min(...xs) });
   return {
     node_us,
     summary: {
