@@ -25,7 +25,7 @@
 // m that a backward stage here still reads. A value that arrived before the
 // device ran any forward stage of m is an input waiting for its run, not a
 // stash.
-import { addInto, gradientSum, meanOf, zeros } from './train_common.mjs';
+import { GradientAccumulator, zeros } from './train_common.mjs';
 import { movable, nowUs } from './schedule.mjs';
 
 /**
@@ -111,6 +111,7 @@ export class PipelineDevice {
     this.weights = new Map(); // name -> Map(step -> tensor): the value each step reads
     this.state = new Map(); // optimizer state of the homed weights
     for (const w of this.homed) for (const st of w.update.state) this.state.set(st.name, zeros(w.type, w.shape));
+    this.gradients = new GradientAccumulator(this.homed);
     this.inbox = new Map(); // step -> stage-output messages that came before the step began
     this.step = null;
     this.wake = null;
@@ -189,12 +190,12 @@ export class PipelineDevice {
       reads: Array.from({ length: M }, () => new Map(this.localReaders)),
       done: Array.from({ length: M }, () => new Set()),
       forwardRan: new Array(M).fill(false),
-      sums: new Map(this.homed.map((w) => [w.name, gradientSum(w)])),
       timeline: [],
       losses: [],
       maxStashes: 0,
     };
     this.step = st;
+    this.gradients.begin();
     for (const msg of this.inbox.get(index) ?? []) this.accept(msg);
     this.inbox.delete(index);
     try {
@@ -220,6 +221,23 @@ export class PipelineDevice {
     const end_us = this.now();
     st.timeline.push({ device: this.device, stage: stage.id, kind: stage.kind, microbatch: m, start_us, end_us });
     for (const t of stage.outputs) if (!out[t]) throw new Error(`stage ${stage.id} returned no '${t}'`);
+    if (stage.outputs.includes(this.route.lossOutput)) st.losses.push([m, Number(out[this.route.lossOutput].data[0])]);
+    // Sent before the gradients are summed: the sum takes milliseconds (a
+    // pass over the stage's weight gradients) that a device waiting for
+    // these tensors need not wait.
+    const sends = this.route.sends[stage.id] ?? [];
+    for (const { device, tensors } of sends) {
+      const payload = {};
+      const transfer = [];
+      for (const t of tensors) {
+        payload[t] = out[t];
+        // Moved only to its sole reader: nothing here (no local stage, no
+        // gradient sum) and no other device reads it.
+        const sole = !st.reads[m].get(t) && !this.gradientOf.has(t) && sends.filter((x) => x.tensors.includes(t)).length === 1;
+        if (sole && movable(out[t])) transfer.push(out[t].data.buffer);
+      }
+      this.send(device, { type: 'out', step: st.index, m, stage: stage.id, tensors: payload }, transfer);
+    }
     if (stage.kind === 'forward') st.forwardRan[m] = true;
     // Inputs read for the last time here are dropped.
     for (const t of stage.inputs) {
@@ -229,9 +247,8 @@ export class PipelineDevice {
       if (left === 0) st.values[m].delete(t);
     }
     for (const t of stage.outputs) {
-      if (t === this.route.lossOutput) st.losses.push([m, Number(out[t].data[0])]);
       const w = this.gradientOf.get(t);
-      if (w) addInto(st.sums.get(w.name), out[t]);
+      if (w) this.gradients.add(w.name, out[t]);
       if (st.reads[m].get(t)) st.values[m].set(t, out[t]);
     }
     st.done[m].add(stage.id);
@@ -240,18 +257,6 @@ export class PipelineDevice {
       if (st.forwardRan[k] && [...this.stashNames].some((t) => st.values[k].has(t))) stashed++;
     }
     st.maxStashes = Math.max(st.maxStashes, stashed);
-    const sends = this.route.sends[stage.id] ?? [];
-    for (const { device, tensors } of sends) {
-      const payload = {};
-      const transfer = [];
-      for (const t of tensors) {
-        payload[t] = out[t];
-        // Moved only to its sole reader: nothing here and no other device reads it.
-        const sole = !st.reads[m].get(t) && sends.filter((x) => x.tensors.includes(t)).length === 1;
-        if (sole && movable(out[t])) transfer.push(out[t].data.buffer);
-      }
-      this.send(device, { type: 'out', step: st.index, m, stage: stage.id, tensors: payload }, transfer);
-    }
   }
 
   /** The update stage: the homed weights' mean gradients, values and state in; new values and state out. */
@@ -260,7 +265,7 @@ export class PipelineDevice {
     const feeds = {};
     for (const w of this.homed) {
       feeds[w.update.weight] = this.weights.get(w.name).get(st.index);
-      feeds[w.update.gradient] = meanOf(st.sums.get(w.name), this.M, w);
+      feeds[w.update.gradient] = this.gradients.mean(w.name, this.M);
       for (const s of w.update.state) feeds[s.name] = this.state.get(s.name);
     }
     if (this.route.stepInput) feeds[this.route.stepInput] = { type: 'float32', dims: [], data: Float32Array.of(st.index + 1) };

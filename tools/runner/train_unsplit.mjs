@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { internal } from './errors.mjs';
 import { createSession, runSession } from './ort_session.mjs';
-import { checkInitial, gradientSum, addInto, meanOf, microbatchData, zeros } from './train_common.mjs';
+import { GradientAccumulator, checkInitial, microbatchData, zeros } from './train_common.mjs';
 
 /**
  * Trains o.steps steps of o.microbatches micro-batches. onReady() once the
@@ -35,24 +35,25 @@ export async function trainUnsplit(o, plan, onStep = () => {}, onReady = () => {
     }
     const fetches = [plan.loss.output, ...plan.weights.map((w) => w.gradient)];
     const result = { weights, loss: [], step_ms: [] };
+    // One micro-batch: its gradients are the mean as they are. More: summed in float64.
+    const sums = M === 1 ? null : new GradientAccumulator(plan.weights);
     for (let s = 0; s < o.steps; s++) {
       const data = Array.from({ length: M }, (_, m) => microbatchData(o, plan, s, m));
       const start = performance.now();
-      // One micro-batch: its gradients are the mean as they are. More: summed in float64.
-      const sums = M === 1 ? null : plan.weights.map(gradientSum);
+      sums?.begin();
       let last = null;
       let lossSum = 0;
       for (let m = 0; m < M; m++) {
         last = await runSession(sessions.gradient, { ...data[m], ...weights }, fetches, `gradient model (step ${s + 1}, micro-batch ${m})`);
         lossSum += Number(last[plan.loss.output].data[0]);
-        if (sums) plan.weights.forEach((w, k) => addInto(sums[k], last[w.gradient]));
+        if (sums) for (const w of plan.weights) sums.add(w.name, last[w.gradient]);
       }
       const feeds = {};
-      plan.weights.forEach((w, k) => {
+      for (const w of plan.weights) {
         feeds[w.update.weight] = weights[w.name];
-        feeds[w.update.gradient] = sums ? meanOf(sums[k], M, w) : last[w.gradient];
+        feeds[w.update.gradient] = sums ? sums.mean(w.name, M) : last[w.gradient];
         for (const st of w.update.state) feeds[st.name] = state[st.name];
-      });
+      }
       if (plan.stepInput) feeds[plan.stepInput] = { type: 'float32', dims: [], data: Float32Array.of(s + 1) };
       const updated = await runSession(sessions.update, feeds, undefined, `update model (step ${s + 1})`);
       for (const w of plan.weights) {
