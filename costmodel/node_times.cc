@@ -36,7 +36,8 @@ absl::Status ReadOrigins(const nlohmann::json& json, const char* key, absl::stri
   return absl::OkStatus();
 }
 
-// json["run_us"] = {"gradient": µs, "update": µs} into times.run_us.
+// json["run_us"] = {"gradient": µs, "update": µs[, "gradient_sum": µs,
+// "gradient_mean": µs]} into times.run_us.
 absl::Status ReadRunCosts(const nlohmann::json& json, absl::string_view source, NodeTimes& times) {
   if (!json.contains("run_us")) return absl::OkStatus();
   const nlohmann::json& run = json["run_us"];
@@ -47,6 +48,15 @@ absl::Status ReadRunCosts(const nlohmann::json& json, absl::string_view source, 
         run[key].get<double>() < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           source, ": \"run_us\" must be {\"gradient\": us, \"update\": us} with numbers >= 0"));
+    }
+    *field = run[key].get<double>();
+  }
+  for (const auto& [key, field] : {std::pair{"gradient_sum", &costs.gradient_sum_us},
+                                   std::pair{"gradient_mean", &costs.gradient_mean_us}}) {
+    if (!run.contains(key)) continue;
+    if (!run[key].is_number() || !(run[key].get<double>() >= 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": \"run_us\"'s \"", key, "\" must be a number >= 0"));
     }
     *field = run[key].get<double>();
   }
@@ -157,18 +167,23 @@ std::optional<TrainingStepTimes> TrainingStepFromNodeTimes(const NodeTimes& time
   if (!times.run_us) return std::nullopt;
   TrainingStepTimes step{.microbatches = std::max(1, microbatches),
                          .gradient_run_us = times.run_us->gradient_us,
-                         .update_run_us = times.run_us->update_us};
+                         .update_run_us = times.run_us->update_us,
+                         .gradient_sum_us = times.run_us->gradient_sum_us,
+                         .gradient_mean_us = times.run_us->gradient_mean_us};
   for (const auto& [name, us] : times.node_us)
     (times.update_nodes.contains(name) ? step.update_nodes_us : step.gradient_nodes_us) += us;
-  step.step_us = step.microbatches * (step.gradient_nodes_us + step.gradient_run_us) +
-                 step.update_nodes_us + step.update_run_us;
+  step.step_us =
+      step.microbatches * (step.gradient_nodes_us + step.gradient_run_us + step.gradient_sum_us) +
+      step.gradient_mean_us + step.update_nodes_us + step.update_run_us;
   return step;
 }
 
 nlohmann::ordered_json TrainingStepTimesJson(const TrainingStepTimes& step) {
-  return {{"microbatches", step.microbatches},       {"gradient_nodes_us", step.gradient_nodes_us},
-          {"gradient_run_us", step.gradient_run_us}, {"update_nodes_us", step.update_nodes_us},
-          {"update_run_us", step.update_run_us},     {"step_us", step.step_us}};
+  return {
+      {"microbatches", step.microbatches},         {"gradient_nodes_us", step.gradient_nodes_us},
+      {"gradient_run_us", step.gradient_run_us},   {"gradient_sum_us", step.gradient_sum_us},
+      {"gradient_mean_us", step.gradient_mean_us}, {"update_nodes_us", step.update_nodes_us},
+      {"update_run_us", step.update_run_us},       {"step_us", step.step_us}};
 }
 
 nlohmann::ordered_json CostSourceJson(const CostSource& source) {

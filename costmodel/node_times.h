@@ -21,6 +21,11 @@
 //   "run_us":        {"gradient": µs, "update": µs}, the fixed cost of one
 //                     session run of each model (its wall time less its nodes'
 //                     times: feeding weights and state, fetching outputs);
+//                     optionally also "gradient_sum": µs to add one run's
+//                     weight gradients into the step's sums, and
+//                     "gradient_mean": µs to turn the sums into the means the
+//                     update is fed (the runner's work between runs, in
+//                     JavaScript: tools/runner/train_common.mjs);
 //   "co_run_slowdown": how much slower the gradient model ran beside a copy of
 //                     itself on another thread of the host (>= 1); planning
 //                     puts it into a whole-stage cluster's ExecutionModel
@@ -63,10 +68,14 @@ struct NodeTimes {
   absl::flat_hash_map<std::string, std::string> origin;
   /// The update model's nodes ("update_origin"'s keys).
   absl::flat_hash_set<std::string> update_nodes;
-  /// The fixed cost of one session run of each of the step's models.
+  /// The fixed cost of one session run of each of the step's models, and
+  /// the runner's gradient sums: per micro-batch, and the mean once per step
+  /// (all weights; 0 when the file does not say).
   struct RunCosts {
     double gradient_us = 0;
     double update_us = 0;
+    double gradient_sum_us = 0;
+    double gradient_mean_us = 0;
   };
   /// Set for a training step's measurement ("run_us").
   std::optional<RunCosts> run_us;
@@ -76,7 +85,8 @@ struct NodeTimes {
 
 /// Reads either format. Errors (not an object, no node, a time that is not a
 /// number >= 0, an origin that is not a string, a node in both origin maps,
-/// "run_us" without both models' numbers >= 0, "co_run_slowdown" below 1) are InvalidArgument
+/// "run_us" without both models' numbers >= 0 or with a sum or mean time that is not one,
+/// "co_run_slowdown" below 1) are InvalidArgument
 /// naming `source` and the node.
 absl::StatusOr<NodeTimes> NodeTimesFromJson(const nlohmann::json& json, absl::string_view source);
 
@@ -104,7 +114,8 @@ struct CostSource {
 absl::StatusOr<CostSource> ApplyNodeTimes(const NodeTimes& times, CostGraph& graph);
 
 /// A one-device training step as its measured models predict it: M runs of
-/// the gradient model, then one of the update model.
+/// the gradient model, each followed by the sum of its gradients, then the
+/// mean and one run of the update model.
 struct TrainingStepTimes {
   int microbatches = 1;
   /// Sums of the models' node times, and their fixed per-run costs.
@@ -112,7 +123,11 @@ struct TrainingStepTimes {
   double gradient_run_us = 0;
   double update_nodes_us = 0;
   double update_run_us = 0;
-  /// M × (gradient_nodes_us + gradient_run_us) + update_nodes_us + update_run_us.
+  /// NodeTimes::RunCosts::gradient_sum_us and gradient_mean_us.
+  double gradient_sum_us = 0;
+  double gradient_mean_us = 0;
+  /// M × (gradient_nodes_us + gradient_run_us + gradient_sum_us) +
+  /// gradient_mean_us + update_nodes_us + update_run_us.
   double step_us = 0;
 };
 
@@ -122,8 +137,8 @@ struct TrainingStepTimes {
 std::optional<TrainingStepTimes> TrainingStepFromNodeTimes(const NodeTimes& times,
                                                            int microbatches);
 
-/// {"microbatches", "gradient_nodes_us", "gradient_run_us", "update_nodes_us",
-///  "update_run_us", "step_us"}.
+/// {"microbatches", "gradient_nodes_us", "gradient_run_us", "gradient_sum_us",
+///  "gradient_mean_us", "update_nodes_us", "update_run_us", "step_us"}.
 nlohmann::ordered_json TrainingStepTimesJson(const TrainingStepTimes& step);
 
 /// {"source": "model"|"measured", "measured_nodes", "scaled_nodes", "scale"}.

@@ -56,9 +56,9 @@ absl::Status Validate(const PipelineStepProblem& problem, const Cluster& cluster
       return absl::InvalidArgumentError(absl::StrCat("stage ", s, " is on device ", stage.device,
                                                      "; the cluster has ", num_devices));
     }
-    if (!NonNegative(stage.compute_us)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("stage ", s, " has compute_us ", stage.compute_us));
+    if (!NonNegative(stage.compute_us) || !NonNegative(stage.after_us)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "stage ", s, " has compute_us ", stage.compute_us, ", after_us ", stage.after_us));
     }
     if (stage.stash_bytes < 0 || stage.transient_bytes < 0) {
       return absl::InvalidArgumentError(absl::StrCat("stage ", s, " has negative bytes"));
@@ -98,12 +98,13 @@ class StepSimulation {
   absl::StatusOr<PipelineStepResult> Run();
 
  private:
-  enum EventKind : uint8_t { kRunEnded, kInputArrived, kUpdateEnded };
+  // kRunEnded: a run's outputs are ready; kAfterEnded: its after_us too.
+  enum EventKind : uint8_t { kRunEnded, kAfterEnded, kInputArrived, kUpdateEnded };
   struct Event {
     double time;
     uint64_t seq;
     EventKind kind;
-    int64_t id;  // kRunEnded, kInputArrived: the run; kUpdateEnded: the device
+    int64_t id;  // kUpdateEnded: the device; the others: the run
   };
   struct EventLater {
     bool operator()(const Event& a, const Event& b) const {
@@ -130,8 +131,8 @@ class StepSimulation {
     int64_t live_stash_bytes = 0;
     int64_t peak_bytes = 0;  // above fixed_bytes
     int32_t max_in_flight = 0;
-    // With shared cores (Note [Shared cores]): the run or update in progress,
-    // its work left at full speed, its timeline entry and its end event.
+    // The timeline entry of the run or update in progress. With shared cores
+    // (Note [Shared cores]) also: its work left at full speed, its end event.
     bool working = false;
     double work_left_us = 0;
     size_t timeline_index = 0;
@@ -155,10 +156,16 @@ class StepSimulation {
   // timeline and schedules its end.
   void Begin(int32_t d, double now, double work_us, int32_t stage, int32_t microbatch,
              EventKind end_kind, int64_t end_id);
+  // Device d works `work_us` more from `now` on its current timeline entry,
+  // which then ends with the end event.
+  void Work(int32_t d, double now, double work_us, EventKind end_kind, int64_t end_id);
   // Shared cores: moves the work in progress on from `now` to the earlier of
   // `limit` and the first end, where it pushes the end events.
   void AdvanceWork(double now, double limit);
+  // A run's work is done: its outputs are handed on, its stash may end; the
+  // device goes on with the stage's after_us, if any, before it is free.
   void EndRun(int64_t run, double now);
+  void FreeAfterRun(int64_t run);
   void EndMicrobatchOnDevice(DeviceState& device, int32_t m);
   absl::Status Stuck() const;
 
@@ -347,15 +354,21 @@ void StepSimulation::Start(int32_t d, RunKey key, double now) {
 // s = 1 a run simply ends its work later, as before.
 void StepSimulation::Begin(int32_t d, double now, double work_us, int32_t stage, int32_t microbatch,
                            EventKind end_kind, int64_t end_id) {
-  result_.timeline.push_back(StageRun{stage, microbatch, d, now, now + work_us});
+  result_.timeline.push_back(StageRun{stage, microbatch, d, now, now});
+  devices_[d].timeline_index = result_.timeline.size() - 1;
+  Work(d, now, work_us, end_kind, end_id);
+}
+
+void StepSimulation::Work(int32_t d, double now, double work_us, EventKind end_kind,
+                          int64_t end_id) {
+  DeviceState& device = devices_[d];
   if (co_run_slowdown_ <= 1) {
+    result_.timeline[device.timeline_index].end_us = now + work_us;
     Push(now + work_us, end_kind, end_id);
     return;
   }
-  DeviceState& device = devices_[d];
   device.working = true;
   device.work_left_us = work_us;
-  device.timeline_index = result_.timeline.size() - 1;
   device.end_kind = end_kind;
   device.end_id = end_id;
   ++working_;
@@ -393,10 +406,12 @@ void StepSimulation::EndRun(int64_t run, double now) {
   const auto m = static_cast<int32_t>(run / num_stages_);
   const int32_t d = problem_.stages[s].device;
   DeviceState& device = devices_[d];
-  device.busy = false;
-  ++device.runs_done;
-  --runs_left_;
   if (--device.runs_left[m] == 0) EndMicrobatchOnDevice(device, m);
+  if (problem_.stages[s].after_us > 0) {
+    Work(d, now, problem_.stages[s].after_us, kAfterEnded, run);
+  } else {
+    FreeAfterRun(run);
+  }
 
   for (const auto& [reader, k] : readers_[s]) {
     const int64_t reader_run = RunId(reader, m);
@@ -417,6 +432,13 @@ void StepSimulation::EndRun(int64_t run, double now) {
     }
     Push(arrival, kInputArrived, reader_run);
   }
+}
+
+void StepSimulation::FreeAfterRun(int64_t run) {
+  DeviceState& device = devices_[problem_.stages[run % num_stages_].device];
+  device.busy = false;
+  ++device.runs_done;
+  --runs_left_;
 }
 
 absl::Status StepSimulation::Stuck() const {
@@ -457,6 +479,9 @@ absl::StatusOr<PipelineStepResult> StepSimulation::Run() {
       switch (event.kind) {
         case kRunEnded:
           EndRun(event.id, now);
+          break;
+        case kAfterEnded:
+          FreeAfterRun(event.id);
           break;
         case kInputArrived:
           if (--pending_[event.id] == 0) MakeReady(event.id);

@@ -23,6 +23,10 @@
 //    the bytes of every cut tensor edge at the stage (read, or read by a later
 //    stage) / cut_bytes_per_s + hop_busy_us per stage on another device it
 //    reads from;
+//  - a stage may also have after_us: the device's own work once the run has
+//    handed its outputs on (the runner sums the weight gradients the run
+//    made). Its device stays busy that long; the run's readers do not wait
+//    for it. The run's timeline entry ends with it;
 //  - when a run ends its outputs are handed on: to a stage on the same device
 //    at once, to another device over the directed link (src, dst), which
 //    carries one transfer at a time, first come first served: the transfer
@@ -116,6 +120,9 @@ struct PipelineStage {
   int64_t stash_bytes = 0;
   /// Working memory while it runs.
   int64_t transient_bytes = 0;
+  /// The device's work after the run has handed its outputs on (the runner's
+  /// sum of the weight gradients it made); slowed by shared cores as a run is.
+  double after_us = 0;
 };
 
 struct PipelineStepProblem {

@@ -145,10 +145,21 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
   // gives each model's cost per session run beyond its nodes: binding the
   // weights and data it is fed, fetching what it returns. A stage run pays
   // the gradient model's share by the bytes it is fed and returns; a device's
-  // update, the update model's by the bytes of the weights it updates.
+  // update, the update model's by the bytes of the weights it updates. The
+  // runner's gradient sums (RunCosts::gradient_sum_us, all weights, per
+  // micro-batch) are charged the same way: to each stage by the bytes of the
+  // weight gradients it outputs, as work after its run (the runner hands the
+  // outputs on first); the means (gradient_mean_us) to each device's update
+  // by its weights' bytes.
   const costmodel::NodeTimes::RunCosts* run_us =
       options.node_times != nullptr && options.node_times->run_us ? &*options.node_times->run_us
                                                                   : nullptr;
+  absl::flat_hash_map<std::string, int64_t> gradient_bytes;  // weight gradient → bytes
+  int64_t all_gradient_bytes = 0;
+  for (const training::TrainedWeight& w : step.weights) {
+    gradient_bytes[w.gradient] = w.bytes;
+    all_gradient_bytes += w.bytes;
+  }
   int64_t model_io_bytes = 0;
   for (ir::ValueId v : graph.inputs()) model_io_bytes += graph.value(v).SizeBytes().value_or(0);
   for (ir::ValueId v : graph.outputs()) model_io_bytes += graph.value(v).SizeBytes().value_or(0);
@@ -165,6 +176,14 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
       for (const std::string& name : s.outputs) io += BytesOf(graph, name);
       stage.compute_us +=
           run_us->gradient_us * static_cast<double>(io) / static_cast<double>(model_io_bytes);
+    }
+    if (run_us != nullptr && all_gradient_bytes > 0) {
+      int64_t summed = 0;
+      for (const std::string& name : s.outputs) {
+        if (auto it = gradient_bytes.find(name); it != gradient_bytes.end()) summed += it->second;
+      }
+      stage.after_us = run_us->gradient_sum_us * static_cast<double>(summed) /
+                       static_cast<double>(all_gradient_bytes);
     }
     for (const std::string& o : s.outputs) made_by[o] = s.id;
     if (std::find(out.devices.begin(), out.devices.end(), s.device) == out.devices.end())
@@ -248,10 +267,10 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
     if (run_us != nullptr) {
       // Measured: its update nodes and its share of the run cost (Note
       // [Measured run costs]).
-      u.compute_us = measured_update_us[d] +
-                     (all_weight_bytes > 0 ? run_us->update_us * static_cast<double>(weight_bytes) /
-                                                 static_cast<double>(all_weight_bytes)
-                                           : 0);
+      const double share = all_weight_bytes > 0 ? static_cast<double>(weight_bytes) /
+                                                      static_cast<double>(all_weight_bytes)
+                                                : 0;
+      u.compute_us = measured_update_us[d] + (run_us->update_us + run_us->gradient_mean_us) * share;
     } else {
       absl::StatusOr<Analyzed> analyzed = Analyze(u.proto, {}, "update");
       if (!analyzed.ok()) return analyzed.status();
@@ -279,6 +298,7 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
     p.device = s.device;
     p.kind = t.kind;
     p.compute_us = t.compute_us;
+    p.after_us = t.after_us;
     int64_t largest_output = 0;
     for (const onnx::NodeProto& n : s.proto.graph().node()) {
       for (const std::string& o : n.output())

@@ -71,6 +71,9 @@ struct TrainingStage {
   costmodel::StageKind kind = costmodel::StageKind::kForward;
   /// Predicted compute time of one run (one micro-batch), overheads excluded.
   double compute_us = 0;
+  /// The runner's work after each run: summing the weight gradients the
+  /// stage outputs (Note [Measured run costs]); 0 without a step measurement.
+  double after_us = 0;
 };
 
 /// The update model of one device: the weights whose gradient it makes.

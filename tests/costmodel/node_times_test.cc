@@ -106,7 +106,8 @@ constexpr char kStepFile[] = R"({
   "node_us": {"a": 10, "b": 20, "loss/x": 1, "grad/b": 30, "grad/a": 4, "update/w": 7},
   "node_origin": {"loss/x": "b", "grad/b": "b", "grad/a": "a"},
   "update_origin": {"update/w": "a", "update/const": "a"},
-  "run_us": {"gradient": 100, "update": 50}, "co_run_slowdown": 1.25})";
+  "run_us": {"gradient": 100, "update": 50, "gradient_sum": 6, "gradient_mean": 9},
+  "co_run_slowdown": 1.25})";
 
 TEST(NodeTimesTest, ReadsAStepMeasurement) {
   absl::StatusOr<NodeTimes> times = NodeTimesFromJson(nlohmann::json::parse(kStepFile), "f");
@@ -119,7 +120,16 @@ TEST(NodeTimesTest, ReadsAStepMeasurement) {
   ASSERT_TRUE(times->run_us.has_value());
   EXPECT_DOUBLE_EQ(times->run_us->gradient_us, 100);
   EXPECT_DOUBLE_EQ(times->run_us->update_us, 50);
+  EXPECT_DOUBLE_EQ(times->run_us->gradient_sum_us, 6);
+  EXPECT_DOUBLE_EQ(times->run_us->gradient_mean_us, 9);
   EXPECT_EQ(times->co_run_slowdown, 1.25);
+  // Files written before the runner's sums were measured: they cost nothing.
+  absl::StatusOr<NodeTimes> older = NodeTimesFromJson(
+      nlohmann::json::parse(R"({"node_us": {"a": 1}, "run_us": {"gradient": 3, "update": 4}})"),
+      "f");
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_EQ(older->run_us->gradient_sum_us, 0);
+  EXPECT_EQ(older->run_us->gradient_mean_us, 0);
   // Without "run_us" it is no step measurement; a plain map has none.
   absl::StatusOr<NodeTimes> plain = NodeTimesFromJson(nlohmann::json::parse(R"({"a": 1})"), "f");
   ASSERT_TRUE(plain.ok());
@@ -143,6 +153,12 @@ TEST(NodeTimesTest, BadStepFieldsAreErrors) {
               HasSubstr("\"run_us\" must be"));
   EXPECT_THAT(message(R"({"node_us": {"a": 1}, "run_us": {"gradient": 1, "update": -2}})"),
               HasSubstr("\"run_us\" must be"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1},
+                          "run_us": {"gradient": 1, "update": 2, "gradient_sum": "x"}})"),
+              HasSubstr("\"run_us\"'s \"gradient_sum\" must be a number >= 0"));
+  EXPECT_THAT(message(R"({"node_us": {"a": 1},
+                          "run_us": {"gradient": 1, "update": 2, "gradient_mean": -1}})"),
+              HasSubstr("\"run_us\"'s \"gradient_mean\" must be a number >= 0"));
   EXPECT_THAT(message(R"({"node_us": {"a": 1}, "co_run_slowdown": 0.5})"),
               HasSubstr("\"co_run_slowdown\" must be a number >= 1"));
 }
@@ -174,10 +190,11 @@ TEST(NodeTimesTest, TheOneDeviceStepIsMGradientRunsAndOneUpdate) {
   EXPECT_EQ(step->microbatches, 3);
   EXPECT_DOUBLE_EQ(step->gradient_nodes_us, 10 + 20 + 1 + 30 + 4);
   EXPECT_DOUBLE_EQ(step->update_nodes_us, 7);
-  EXPECT_DOUBLE_EQ(step->step_us, 3 * (65 + 100) + 7 + 50);
+  EXPECT_DOUBLE_EQ(step->step_us, 3 * (65 + 100 + 6) + 9 + 7 + 50);
   EXPECT_EQ(TrainingStepTimesJson(*step).dump(),
             R"({"microbatches":3,"gradient_nodes_us":65.0,"gradient_run_us":100.0,)"
-            R"("update_nodes_us":7.0,"update_run_us":50.0,"step_us":552.0})");
+            R"("gradient_sum_us":6.0,"gradient_mean_us":9.0,)"
+            R"("update_nodes_us":7.0,"update_run_us":50.0,"step_us":579.0})");
 }
 
 }  // namespace

@@ -330,6 +330,38 @@ TEST(PipelineScheduleTest, SharedCoresStretchABalancedPipelinesSteadyState) {
   }
 }
 
+TEST(PipelineScheduleTest, WorkAfterARunKeepsItsDeviceButNotItsReaders) {
+  // F0 on device 0, F1 on 1, then B1 on 1 and B0 on 0 (Linear); B1 sums its
+  // gradients for 3 µs after handing its output to B0.
+  Cluster c = TestCluster(2);
+  PipelineStepProblem p =
+      Linear({.devices = 2, .forward_us = 2, .backward_us = 5}, 1, PipelineSchedule::k1F1B);
+  p.stages[2].after_us = 3;
+  PipelineStepResult r = Simulate(p, c);
+  // F0 0-2, F1 2-4, B1 4-9 and its sum to 12; B0 starts at 9, ends at 14.
+  ASSERT_EQ(r.timeline.size(), 6u);
+  EXPECT_DOUBLE_EQ(r.timeline[2].start_us, 4);
+  EXPECT_DOUBLE_EQ(r.timeline[2].end_us, 12);
+  EXPECT_DOUBLE_EQ(r.timeline[3].start_us, 9);
+  EXPECT_DOUBLE_EQ(r.step_us, 14);
+
+  // M = 2: device 1 starts F1 of micro-batch 1 only when the sum is done, at
+  // 12 (at 9 without it); B1 of micro-batch 1 runs 14-19, B0 19-24.
+  p.microbatches = 2;
+  EXPECT_DOUBLE_EQ(Simulate(p, c).step_us, 24);
+  p.stages[2].after_us = 0;
+  EXPECT_DOUBLE_EQ(Simulate(p, c).step_us, 21);
+
+  // Shared cores slow the sum as they slow a run: at 1.5x, B1's 3 µs sum and
+  // B0 both run from 9; the sum ends at 13.5, when B0 has done 3 of its 5 µs.
+  p.microbatches = 1;
+  p.stages[2].after_us = 3;
+  c.execution.co_run_slowdown = 1.5;
+  r = Simulate(p, c);
+  EXPECT_DOUBLE_EQ(r.timeline[2].end_us, 13.5);
+  EXPECT_DOUBLE_EQ(r.step_us, 15.5);
+}
+
 TEST(PipelineScheduleTest, RepeatedRunsAreIdentical) {
   const Cluster c = TestCluster(4, 2);
   const PipelineStepProblem p = Linear(
@@ -429,6 +461,9 @@ TEST(PipelineScheduleTest, RejectsMalformedProblems) {
   p = good;
   p.stages[0].compute_us = -1;
   expect_invalid(p, "compute_us");
+  p = good;
+  p.stages[0].after_us = -1;
+  expect_invalid(p, "after_us -1");
 }
 
 }  // namespace

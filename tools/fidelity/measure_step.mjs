@@ -18,12 +18,15 @@
 // then each model is profiled by measure.mjs on the first step's inputs (its
 // optimised run, spread back over its nodes). Note [Profiler cost] says how
 // they are combined, Note [Noisy neighbours] which statistic of the runs.
+// After each gradient run it also times the runner's own work on the
+// gradients (Note [Gradient sums]).
 //
 // The file: "node_us" names every gradient-model and update-model node (the
 // two models' node names are disjoint; checked); "run_us": {"gradient",
 // "update"} is each model's fixed cost per session run (feeding weights and
 // state, fetching gradients and new weights), so that node times + run cost
-// = the model's time in the step (Note [Profiler cost]); "node_origin" and
+// = the model's time in the step (Note [Profiler cost]), and
+// {"gradient_sum", "gradient_mean"} the runner's gradient sums; "node_origin" and
 // "update_origin" are plan.json's, so that planning charges each step node
 // to the source node it works for; "co_run_slowdown" is how much slower the
 // gradient model runs beside a copy of itself on another thread of this host
@@ -37,7 +40,7 @@ import { Worker } from 'node:worker_threads';
 import { badInput, internal } from '../runner/errors.mjs';
 import { loadTrainingPlan } from '../runner/training_plan.mjs';
 import { createSession, runSession } from '../runner/ort_session.mjs';
-import { checkInitial, microbatchData, zeros } from '../runner/train_common.mjs';
+import { GradientAccumulator, checkInitial, microbatchData, zeros } from '../runner/train_common.mjs';
 import { measureModel, measureOptionsFrom, median, nodeUs, parseCli, runMain, MEASURE_OPTIONS } from './measure.mjs';
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
@@ -83,6 +86,19 @@ async function initialWeights(plan, o) {
 // short of their measured medians, against 7-9% with medians.
 const STEP_LOOP_MAX_STEPS = 10000;
 
+// Note [Gradient sums]: between a split step's runs the runner does work no
+// model does: each run's weight gradients are added into float64 sums
+// (GradientAccumulator, tools/runner/train_common.mjs), and before the update
+// the sums become means. On a transformer encoder of 3.2 M weights that is
+// 3-7 ms per micro-batch against 60 ms of model, and it grows with the
+// weights, not with the work, so it is measured, not folded into the node
+// times: right after each timed gradient run (its outputs still warm, as in
+// the runner) the loop adds them into one accumulator and times that, and
+// times the means of all weights once per step. "gradient_sum" is the median
+// add, "gradient_mean" the median mean (µs, all weights). Every add is a full
+// add: the runner's first micro-batch of a step overwrites the sums instead,
+// which costs about a third of an add.
+
 /**
  * Runs at least o.warmup + o.runs steps, and at least o.stepMs of them after
  * the warm-up, as train.mjs does (one micro-batch: the gradient model, then
@@ -90,8 +106,9 @@ const STEP_LOOP_MAX_STEPS = 10000;
  * step, t = 1, 2, ...), timing each session.run; right after each model's run
  * it runs that model again on the same feeds (back to back, its outputs
  * dropped). Returns {gradient, update} (µs of the steps' runs after the
- * warm-up), {gradient, update} of the back-to-back runs, and the first step's
- * feeds of each model.
+ * warm-up), {gradient, update} of the back-to-back runs, {sum, mean} (µs of
+ * the gradient sums, Note [Gradient sums]) and the first step's feeds of each
+ * model.
  */
 async function stepLoop(plan, o, data, initial) {
   const sessions = {};
@@ -103,6 +120,9 @@ async function stepLoop(plan, o, data, initial) {
     const fetches = [plan.loss.output, ...plan.weights.map((w) => w.gradient)];
     const walls = { gradient: [], update: [] };
     const again = { gradient: [], update: [] };
+    const sums = { sum: [], mean: [] };
+    const accumulator = new GradientAccumulator(plan.weights);
+    accumulator.begin();
     const first = {};
     let timedMs = 0;
     for (let s = 0; s < STEP_LOOP_MAX_STEPS && (s < o.warmup + o.runs || timedMs < o.stepMs); s++) {
@@ -110,6 +130,13 @@ async function stepLoop(plan, o, data, initial) {
       const t0 = performance.now();
       const grads = await runSession(sessions.gradient, gradientFeeds, fetches, `gradient model (step ${s + 1})`);
       const t1 = performance.now();
+      // The first add of a run overwrites the sums (Note [Gradient sums]): done once untimed.
+      if (s === 0) for (const w of plan.weights) accumulator.add(w.name, grads[w.gradient]);
+      const sumStart = performance.now();
+      for (const w of plan.weights) accumulator.add(w.name, grads[w.gradient]);
+      const sumEnd = performance.now();
+      for (const w of plan.weights) accumulator.mean(w.name, 8);
+      const meanEnd = performance.now();
       const [gradientAgain] = await timeRuns(sessions.gradient, gradientFeeds, 1, `gradient model (step ${s + 1}, again)`);
       const updateFeeds = {};
       for (const w of plan.weights) {
@@ -132,10 +159,12 @@ async function stepLoop(plan, o, data, initial) {
         walls.update.push((t3 - t2) * 1000);
         again.gradient.push(gradientAgain);
         again.update.push(updateAgain);
+        sums.sum.push((sumEnd - sumStart) * 1000);
+        sums.mean.push((meanEnd - sumEnd) * 1000);
         timedMs += t1 - t0 + t3 - t2;
       }
     }
-    return { walls, again, first };
+    return { walls, again, sums, first };
   } finally {
     for (const session of Object.values(sessions)) await session.release().catch(() => {});
   }
@@ -297,7 +326,7 @@ export async function measureStep(outDir, opts) {
   const classes = plan.loss.classes;
   const o = { ...opts, intRange: opts.intRangeGiven ? opts.intRange : classes ? [0, classes] : opts.intRange };
   const data = microbatchData({ seed: o.seed, microbatches: 1, intRange: o.intRange, dataDir: null }, plan, 0, 0);
-  const { walls, again, first } = await stepLoop(plan, o, data, await initialWeights(plan, o));
+  const { walls, again, sums, first } = await stepLoop(plan, o, data, await initialWeights(plan, o));
   // The unoptimised session's unprofiled runs are not needed: the back-to-back
   // runs of the step loop give the plain wall time (Note [Profiler cost]).
   const profile = (model, inputs) => measureModel(model, { ...o, inputs, unprofiled: false });
@@ -315,7 +344,12 @@ export async function measureStep(outDir, opts) {
     runs: o.runs,
     seed: o.seed,
     cpu_share: Math.min(gradient.summary.cpu_share, update.summary.cpu_share),
-    run_us: { gradient: gradient.summary.run_us, update: update.summary.run_us },
+    run_us: {
+      gradient: gradient.summary.run_us,
+      update: update.summary.run_us,
+      gradient_sum: median(sums.sum),
+      gradient_mean: median(sums.mean),
+    },
     co_run_slowdown: coRun.slowdown,
     co_run: { alone_us: coRun.alone_us, paired_us: coRun.paired_us, runs: coRun.runs, ratios: coRun.ratios },
     models: { gradient: gradient.summary, update: update.summary },
@@ -338,7 +372,8 @@ const USAGE = `usage: node tools/fidelity/measure_step.mjs OUT_DIR -o STEP_TIMES
   --int-range LO,HI integer data inputs other than labels (default [0, classes))
   -o, --output F    write the node-times file there (default: stdout)
   --verbose         ORT warnings
-writes "node_us" of both models, "run_us": {"gradient", "update"}, "node_origin",
+writes "node_us" of both models, "run_us": {"gradient", "update", "gradient_sum",
+"gradient_mean"}, "node_origin",
 "update_origin" and "co_run_slowdown" (two devices of this host at once):
 onnx-autopar MODEL ... --mode training --node-times F`;
 
@@ -362,6 +397,7 @@ async function main(argv) {
   return {
     text: `gradient model: ${g.nodes} nodes ${ms(g.nodes_us)} ms + run ${ms(g.run_us)} ms; ` +
       `update model: ${u.nodes} nodes ${ms(u.nodes_us)} ms + run ${ms(u.run_us)} ms; ` +
+      `gradient sum ${ms(out.run_us.gradient_sum)} ms per micro-batch, mean ${ms(out.run_us.gradient_mean)} ms; ` +
       `co-run slowdown ${out.co_run_slowdown.toFixed(2)}; written to ${v.output}`,
   };
 }

@@ -310,11 +310,12 @@ std::string TrainingSummary(const std::string& out_dir, const pipeline::SplitRes
                           CostSourceText(result.problem.cost_source));
   } else if (const std::optional<costmodel::TrainingStepTimes>& m = result.measured_step) {
     absl::StrAppendFormat(&text,
-                          "predicted  %.1f us per step: %d x (gradient model %.1f + run %.1f us) "
-                          "+ update model %.1f + run %.1f us; node times: the step's models, "
-                          "measured\n",
+                          "predicted  %.1f us per step: %d x (gradient model %.1f + run %.1f + "
+                          "gradient sum %.1f us) + gradient mean %.1f + update model %.1f + run "
+                          "%.1f us; node times: the step's models, measured\n",
                           m->step_us, m->microbatches, m->gradient_nodes_us, m->gradient_run_us,
-                          m->update_nodes_us, m->update_run_us);
+                          m->gradient_sum_us, m->gradient_mean_us, m->update_nodes_us,
+                          m->update_run_us);
   } else {
     absl::StrAppendFormat(
         &text, "predicted  %.1f us per step (forward, backward, update); node times: %s\n",

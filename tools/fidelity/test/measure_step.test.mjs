@@ -46,6 +46,9 @@ test('measure_step: both models in one file, and the step it predicts', { skip: 
   assert.deepEqual(f.node_origin, plan.node_origin);
   assert.deepEqual(f.update_origin, plan.update_origin);
   assert.ok(f.run_us.gradient >= 0 && f.run_us.update >= 0);
+  // Note [Gradient sums]: the runner's adds and means, timed.
+  assert.ok(Number.isFinite(f.run_us.gradient_sum) && f.run_us.gradient_sum >= 0, `sum ${f.run_us.gradient_sum}`);
+  assert.ok(Number.isFinite(f.run_us.gradient_mean) && f.run_us.gradient_mean >= 0, `mean ${f.run_us.gradient_mean}`);
   // Note [Co-run slowdown]: at least 1, the mean of the chunks' ratios.
   assert.ok(f.co_run_slowdown >= 1, `co_run_slowdown ${f.co_run_slowdown}`);
   assert.equal(f.co_run.ratios.length, 8);
@@ -80,16 +83,16 @@ test('measure_step: both models in one file, and the step it predicts', { skip: 
   const predicted = JSON.parse(readFileSync(join(again, 'plan.json'), 'utf8')).predicted;
   const g = sum(Object.entries(f.node_us).filter(([n]) => !(n in f.update_origin)).map(([, us]) => us));
   const u = sum(Object.entries(f.node_us).filter(([n]) => n in f.update_origin).map(([, us]) => us));
-  const want = 2 * (g + f.run_us.gradient) + u + f.run_us.update;
+  const want = 2 * (g + f.run_us.gradient + f.run_us.gradient_sum) + f.run_us.gradient_mean + u + f.run_us.update;
   assert.ok(Math.abs(predicted.step_time_us - want) < 1e-6 * want, `${predicted.step_time_us} vs ${want}`);
   assert.equal(predicted.measured_step.microbatches, 2);
 
   // Over two devices of this host the cluster carries the measured slowdown,
   // and a pipelined step predicted with it is no faster than without it.
-  const split = (co) => {
-    const file = join(dir, `times_${co}.json`);
-    writeFileSync(file, JSON.stringify({ ...f, co_run_slowdown: co }));
-    const o = join(dir, `split_${co}`);
+  const split = (co, gradientSum = f.run_us.gradient_sum) => {
+    const file = join(dir, `times_${co}_${gradientSum}.json`);
+    writeFileSync(file, JSON.stringify({ ...f, co_run_slowdown: co, run_us: { ...f.run_us, gradient_sum: gradientSum } }));
+    const o = join(dir, `split_${co}_${gradientSum}`);
     run(CLI, [model, '-o', o, ...TRAIN, '--cluster', 'cpu:2x1', '--algo', 'round-robin', '--allow-slower-split', '--node-times', file]);
     return JSON.parse(readFileSync(join(o, 'plan.json'), 'utf8'));
   };
@@ -98,4 +101,9 @@ test('measure_step: both models in one file, and the step it predicts', { skip: 
   assert.equal(shared.cluster.execution.co_run_slowdown, 2);
   assert.ok(shared.training.pipeline.predicted.step_us > alone.training.pipeline.predicted.step_us,
     `${shared.training.pipeline.predicted.step_us} vs ${alone.training.pipeline.predicted.step_us}`);
+  // The gradient sums are charged to the split's runs: 10 ms of them per
+  // micro-batch, spread over the devices by their weights, lengthen the step.
+  const free = split(1, 0).training.pipeline.predicted.step_us;
+  const summing = split(1, 10000).training.pipeline.predicted.step_us;
+  assert.ok(summing > free + 1000, `${summing} vs ${free}`);
 });
