@@ -83,6 +83,14 @@ absl::StatusOr<TrainingStepEstimator> TrainingStepEstimator::Create(
         break;
       }
     }
+    if (value.is_parameter && e.trainable_[v] && e.first_reader_[v] >= 0) {
+      e.trained_weights_.push_back(static_cast<int32_t>(v));
+      e.trained_bytes_ += e.bytes_[v];
+    }
+  }
+  if (step_times != nullptr) {
+    e.gradient_sum_us_ = step_times->gradient_sum_us;
+    e.gradient_mean_us_ = step_times->gradient_mean_us;
   }
   return e;
 }
@@ -274,6 +282,16 @@ absl::StatusOr<costmodel::PipelineStepProblem> TrainingStepEstimator::BuildProbl
     if (replicated_[i] || persistent_bytes_[i] == 0) continue;
     const int32_t d = node_device[i];
     if (first_forward[d] >= 0) out.stages[first_forward[d]].stash_bytes += persistent_bytes_[i];
+  }
+  // The runner's gradient sums and means, where the weight's gradient is made.
+  if (trained_bytes_ > 0 && gradient_sum_us_ + gradient_mean_us_ > 0) {
+    for (int32_t v : trained_weights_) {
+      const int32_t reader = first_reader_[v];
+      const double share = static_cast<double>(bytes_[v]) / static_cast<double>(trained_bytes_);
+      const int32_t b = backward_of[stage_of[reader]];
+      if (b >= 0) out.stages[b].after_us += gradient_sum_us_ * share;
+      out.update_us[node_device[reader]] += gradient_mean_us_ * share;
+    }
   }
   return out;
 }

@@ -37,8 +37,14 @@
 //    stage's cross-stage inputs plus its largest node output;
 //  - update time: per device, the update of the weights whose first reader
 //    it holds.
-// What it leaves out: the loss nodes, the gradient sums, and the backward
-// nodes SplitTraining sinks into a later stage (Note [Sinking later phases]);
+//  - the runner's gradient sums (SourceNodeTimes::gradient_sum_us, from a
+//    step measurement): each trained weight's share by bytes, as work after
+//    the backward stage of its first reader's stage, and its share of the
+//    means on that device's update, as SplitTraining charges them (Note
+//    [Measured run costs]).
+// What it leaves out: the loss nodes, the per-run costs by bytes fed, and
+// the backward nodes SplitTraining sinks into a later stage (Note [Sinking
+// later phases]);
 // levels ignore the non-tensor colocation groups. tests/pipeline/
 // training_estimate_test.cc holds it within 25% of SplitTraining's step.
 #ifndef AUTOPAR_PIPELINE_TRAINING_ESTIMATE_H_
@@ -107,6 +113,11 @@ class TrainingStepEstimator {
   std::vector<uint8_t> replicated_;
   /// Per node: its recurrent workspace held for the backward.
   std::vector<int64_t> persistent_bytes_;
+  /// The trained weights (values), and what the runner's sums and means of
+  /// all their gradients cost (SourceNodeTimes).
+  std::vector<int32_t> trained_weights_;
+  int64_t trained_bytes_ = 0;
+  double gradient_sum_us_ = 0, gradient_mean_us_ = 0;
 };
 
 }  // namespace autopar::pipeline

@@ -369,6 +369,10 @@ absl::StatusOr<SourceNodeTimes> StepTimesBySourceNode(const training::TrainingSt
   const size_t kinds = static_cast<size_t>(out.num_kinds);
   out.forward_us.assign(source.num_nodes() * kinds, 0);
   out.backward_us.assign(source.num_nodes() * kinds, 0);
+  if (node_times != nullptr && node_times->run_us) {
+    out.gradient_sum_us = node_times->run_us->gradient_sum_us;
+    out.gradient_mean_us = node_times->run_us->gradient_mean_us;
+  }
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
     const ir::Node& node = graph.nodes()[i];
     if (node.kind == ir::OpKind::kConstant) continue;

@@ -123,6 +123,10 @@ struct SourceNodeTimes {
   /// Per source node × device kind (node * num_kinds + kind).
   std::vector<double> forward_us;
   std::vector<double> backward_us;
+  /// The runner's gradient sums of all weights, per micro-batch, and their
+  /// means, per step (NodeTimes::RunCosts; 0 without a step measurement).
+  double gradient_sum_us = 0;
+  double gradient_mean_us = 0;
 };
 
 /// SourceNodeTimes of `step`, built from the model whose IR is `source`, on

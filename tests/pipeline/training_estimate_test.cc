@@ -100,6 +100,31 @@ TEST_P(TrainingEstimateTest, WithinAQuarterOfTheSplitStep) {
       c.model, c.algorithm, std::string(costmodel::PipelineScheduleName(c.schedule)).c_str(),
       split->stages.size(), want, split_ms, got, 100 * (got - want) / want, estimate_ms, create_ms);
   EXPECT_LE(std::abs(got - want), 0.25 * want);
+
+  // The runner's gradient sums of a step measurement: every trained weight's
+  // share is work after a backward stage, every share of the means is update
+  // time; the step grows.
+  SourceNodeTimes summing = *times;
+  summing.gradient_sum_us = 10000;
+  summing.gradient_mean_us = 4000;
+  absl::StatusOr<TrainingStepEstimator> with_sums =
+      TrainingStepEstimator::Create(problem, {.schedule = c.schedule, .microbatches = 8}, &summing);
+  ASSERT_TRUE(with_sums.ok()) << with_sums.status();
+  absl::StatusOr<costmodel::PipelineStepProblem> plain = estimator->BuildProblem(placement);
+  absl::StatusOr<costmodel::PipelineStepProblem> summed = with_sums->BuildProblem(placement);
+  ASSERT_TRUE(plain.ok() && summed.ok());
+  double after_us = 0, update_us = 0;
+  for (const costmodel::PipelineStage& stage : summed->stages) {
+    if (stage.after_us > 0) {
+      EXPECT_EQ(stage.kind, costmodel::StageKind::kBackward);
+    }
+    after_us += stage.after_us;
+  }
+  for (size_t d = 0; d < summed->update_us.size(); ++d)
+    update_us += summed->update_us[d] - plain->update_us[d];
+  EXPECT_NEAR(after_us, 10000, 1e-6);
+  EXPECT_NEAR(update_us, 4000, 1e-6);
+  EXPECT_GT(with_sums->StepUs(placement), got);
 }
 
 INSTANTIATE_TEST_SUITE_P(
