@@ -189,6 +189,13 @@ export function checkInputValueNames(inputValues, names, what) {
   }
 }
 
+/** The run report's "inputs" for seeded random inputs: seed, integer range and any --input-value. */
+export function randomInputsReport({ seed, intRange, inputValues = {} }) {
+  const report = { source: 'random', seed, int_range: intRange };
+  if (Object.keys(inputValues).length) report.values = inputValues;
+  return report;
+}
+
 /**
  * Random inputs for `specs` from `seed` (randomInputs), with the inputs that
  * `inputValues` ({name: [string]}, from parseInputValues) names replaced by

@@ -14,7 +14,7 @@ import { loadPlan, singleModelPlan } from './plan.mjs';
 import { openDeployment } from './executor.mjs';
 import { DeviceSessions } from './device_sessions.mjs';
 import { createSession } from './ort_session.mjs';
-import { checkInputValueNames, parseInputValues, seededInputs, readTensorDir, checkInputs } from './inputs.mjs';
+import { checkInputValueNames, parseInputValues, randomInputsReport, seededInputs, readTensorDir, checkInputs } from './inputs.mjs';
 import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
 import { hostLoad } from './host_load.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
@@ -193,8 +193,7 @@ function microbatchInputs(o, plan, specs, M, report, text) {
     }
     all.push(r.tensors);
   }
-  report.inputs = { source: 'random', seed: o.seed, int_range: o.intRange };
-  if (Object.keys(o.inputValues).length) report.inputs.values = o.inputValues;
+  report.inputs = randomInputsReport(o);
   if (shared.size) report.inputs.shared = [...shared];
   return all;
 }

@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EXIT, badInput } from './errors.mjs';
 import { DeviceSessions } from './device_sessions.mjs';
-import { seededInputs, readTensorDir, checkInputs } from './inputs.mjs';
+import { randomInputsReport, seededInputs, readTensorDir, checkInputs } from './inputs.mjs';
 import { combineComparisons, compareOutputs, formatComparison } from './compare.mjs';
 import { writeTensorFile } from './tensor_pb.mjs';
 import { numel } from './dtypes.mjs';
@@ -99,8 +99,7 @@ export async function runTritonRepository(o) {
         if (m === 0) text.push(...r.notes.map((n) => `note: ${n}`));
         requests.push(r.tensors);
       }
-      report.inputs = { source: 'random', seed: o.seed, int_range: o.intRange };
-      if (Object.keys(o.inputValues).length) report.inputs.values = o.inputValues;
+      report.inputs = randomInputsReport(o);
     }
 
     const results = [];
