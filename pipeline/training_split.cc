@@ -155,10 +155,10 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
       options.node_times != nullptr && options.node_times->run_us ? &*options.node_times->run_us
                                                                   : nullptr;
   absl::flat_hash_map<std::string, int64_t> gradient_bytes;  // weight gradient → bytes
-  int64_t all_gradient_bytes = 0;
+  int64_t all_weight_bytes = 0;                              // a weight's gradient has its bytes
   for (const training::TrainedWeight& w : step.weights) {
     gradient_bytes[w.gradient] = w.bytes;
-    all_gradient_bytes += w.bytes;
+    all_weight_bytes += w.bytes;
   }
   int64_t model_io_bytes = 0;
   for (ir::ValueId v : graph.inputs()) model_io_bytes += graph.value(v).SizeBytes().value_or(0);
@@ -177,13 +177,13 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
       stage.compute_us +=
           run_us->gradient_us * static_cast<double>(io) / static_cast<double>(model_io_bytes);
     }
-    if (run_us != nullptr && all_gradient_bytes > 0) {
+    if (run_us != nullptr && all_weight_bytes > 0) {
       int64_t summed = 0;
       for (const std::string& name : s.outputs) {
         if (auto it = gradient_bytes.find(name); it != gradient_bytes.end()) summed += it->second;
       }
       stage.after_us = run_us->gradient_sum_us * static_cast<double>(summed) /
-                       static_cast<double>(all_gradient_bytes);
+                       static_cast<double>(all_weight_bytes);
     }
     for (const std::string& o : s.outputs) made_by[o] = s.id;
     if (std::find(out.devices.begin(), out.devices.end(), s.device) == out.devices.end())
@@ -212,7 +212,6 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
   // Measured: each device's update nodes, found through the file's update
   // origins (the first reader of the weight each updates).
   std::vector<double> measured_update_us(cluster.num_devices(), 0);
-  int64_t all_weight_bytes = 0;
   if (run_us != nullptr) {
     for (const auto& [name, us] : options.node_times->node_us) {
       if (!options.node_times->update_nodes.contains(name)) continue;
@@ -221,7 +220,6 @@ absl::StatusOr<SplitTrainingStep> SplitTraining(const training::TrainingStep& st
       auto placed = source_device.find(origin->second);
       if (placed != source_device.end()) measured_update_us[placed->second] += us;
     }
-    for (const training::TrainedWeight& w : step.weights) all_weight_bytes += w.bytes;
   }
   for (int32_t d : out.devices) {
     std::vector<training::UpdatedWeight> weights;

@@ -135,6 +135,7 @@ async function stepLoop(plan, o, data, initial) {
       const sumStart = performance.now();
       for (const w of plan.weights) accumulator.add(w.name, grads[w.gradient]);
       const sumEnd = performance.now();
+      // Any M: the divisor does not change what the mean costs.
       for (const w of plan.weights) accumulator.mean(w.name, 8);
       const meanEnd = performance.now();
       const [gradientAgain] = await timeRuns(sessions.gradient, gradientFeeds, 1, `gradient model (step ${s + 1}, again)`);
